@@ -1,0 +1,71 @@
+// Message lookup entry points for C callers: the cache first, the slow path on a miss.
+#include "sf_private.h"
+
+sf_lookup_slow_fn _Atomic sf_lookup_slow;
+
+void sf_install_slow_path(sf_lookup_slow_fn fn) { atomic_store(&sf_lookup_slow, fn); }
+void sf_install_dealloc_hook(sf_dealloc_hook_fn fn) { atomic_store(&sf_dealloc_hook, fn); }
+
+const char *sf_sel_getName(sf_sel sel) { return sel ? sel->name : NULL; }
+
+const char *sf_class_getName(sf_class_t cls) { return cls ? cls->name : NULL; }
+
+sf_class_t sf_class_getSuperclass(sf_class_t cls) { return cls ? cls->superclass : NULL; }
+
+bool sf_class_isMetaClass(sf_class_t cls) { return cls && (cls->info & SF_CLASS_META); }
+
+size_t sf_class_getInstanceSize(sf_class_t cls) { return cls ? cls->instance_size : 0; }
+
+sf_method_t sf_class_getInstanceMethod(sf_class_t cls, sf_sel sel) {
+    if (!cls || !sel) return NULL;
+    sf_rcu_enter();
+    sf_method_t m = sf_lookup_method(cls, sel);
+    sf_rcu_exit();
+    return m;
+}
+
+static sf_imp lookup_imp(sf_class_t cls, sf_sel sel) {
+    sf_rcu_enter();
+    sf_method_t m = sf_lookup_method(cls, sel);
+    sf_imp imp = m ? sf_method_imp(m) : NULL;
+    sf_rcu_exit();
+    return imp;
+}
+
+sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
+    if (!obj) {
+        sf_set_last_error(SF_ERR_NIL_RECEIVER, "message sent to a nil receiver");
+        return NULL;
+    }
+    return lookup_imp(sf_object_isa(obj), sel);
+}
+
+sf_imp sf_msg_lookup_super(sf_class_t cls, sf_sel sel) {
+    if (!cls) {
+        sf_set_last_error(SF_ERR_NIL_RECEIVER, "super lookup from a class with no superclass");
+        return NULL;
+    }
+    return lookup_imp(cls, sel);
+}
+
+sf_imp sf_class_getMethodImplementation(sf_class_t cls, sf_sel sel) {
+    if (!cls || !sel) return NULL;
+    return lookup_imp(cls, sel);
+}
+
+sf_sel sf_method_getName(sf_method_t m) { return m ? m->sel : NULL; }
+
+sf_imp sf_method_getImplementation(sf_method_t m) { return m ? sf_method_imp(m) : NULL; }
+
+const char *sf_method_getTypeEncoding(sf_method_t m) { return m ? m->sig->types : NULL; }
+
+void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signature *sig, void *owner) {
+    m->sel = sel;
+    atomic_init(&m->imp, imp);
+    m->sig = sig;
+    m->owner = owner;
+}
+
+sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp) {
+    return atomic_exchange_explicit(&m->imp, imp, memory_order_acq_rel);
+}

@@ -1,0 +1,59 @@
+// libffi calls that are awkward from Swift: macros, type globals and closure plumbing.
+#include "sf_private.h"
+#include <stdlib.h>
+
+ffi_type *sf_ffi_type_for_code(char code) {
+    switch (code) {
+    case 'v': return &ffi_type_void;
+    case 'c': return &ffi_type_sint8;
+    case 'C': return &ffi_type_uint8;
+    case 'B': return &ffi_type_uint8;
+    case 's': return &ffi_type_sint16;
+    case 'S': return &ffi_type_uint16;
+    case 'i': return &ffi_type_sint32;
+    case 'I': return &ffi_type_uint32;
+    case 'l': return sizeof(long) == 8 ? &ffi_type_sint64 : &ffi_type_sint32;
+    case 'L': return sizeof(long) == 8 ? &ffi_type_uint64 : &ffi_type_uint32;
+    case 'q': return &ffi_type_sint64;
+    case 'Q': return &ffi_type_uint64;
+    case 'f': return &ffi_type_float;
+    case 'd': return &ffi_type_double;
+    case '*': case '@': case '#': case ':': case '^': return &ffi_type_pointer;
+    default: return NULL;
+    }
+}
+
+ffi_type *sf_ffi_make_struct(ffi_type **elements, size_t count) {
+    ffi_type *t = calloc(1, sizeof(ffi_type));
+    ffi_type **els = calloc(count + 1, sizeof(ffi_type *));
+    if (!t || !els) { free(t); free(els); return NULL; }
+    for (size_t i = 0; i < count; i++) els[i] = elements[i];
+    t->type = FFI_TYPE_STRUCT;
+    t->elements = els;
+    // Let libffi compute size and alignment.
+    ffi_cif probe;
+    if (ffi_prep_cif(&probe, FFI_DEFAULT_ABI, 0, t, NULL) != FFI_OK) { free(els); free(t); return NULL; }
+    return t;
+}
+
+ffi_status sf_ffi_prep_cif(ffi_cif *cif, unsigned nargs, ffi_type *rtype, ffi_type **atypes) {
+    return ffi_prep_cif(cif, FFI_DEFAULT_ABI, nargs, rtype, atypes);
+}
+
+void *sf_ffi_closure_alloc(void **code) { return ffi_closure_alloc(sizeof(ffi_closure), code); }
+
+ffi_status sf_ffi_prep_closure(void *closure, ffi_cif *cif,
+                               void (*fun)(ffi_cif *, void *, void **, void *),
+                               void *user_data, void *code) {
+    return ffi_prep_closure_loc(closure, cif, fun, user_data, code);
+}
+
+void sf_ffi_closure_free(void *closure) { ffi_closure_free(closure); }
+
+void sf_ffi_call(ffi_cif *cif, sf_imp fn, void *rvalue, void **avalue) {
+    ffi_call(cif, FFI_FN(fn), rvalue, avalue);
+}
+
+size_t sf_ffi_type_size(ffi_type *t) { return t->size; }
+
+size_t sf_ffi_type_alignment(ffi_type *t) { return t->alignment; }

@@ -1,0 +1,281 @@
+/*
+ * SelectorForwarding — object layout, lookup cache and read-side sections.
+ *
+ * Private to the runtime: the Swift module and the C files use these; C users of the
+ * runtime include only SelectorForwarding.h. The fast path lives here, as static inline
+ * functions, so that Swift callers inline it too.
+ */
+#ifndef SF_PRIVATE_H
+#define SF_PRIVATE_H
+
+#include "SelectorForwarding.h"
+#include <ffi.h>
+#include <stdatomic.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- selectors ---- */
+
+struct sf_selector {
+    const char *name;
+    uint32_t index;      /* registration order, for diagnostics */
+    uint32_t hash;       /* spread of the pointer, precomputed */
+};
+
+/* ---- signatures: an encoding parsed once and prepared for libffi ---- */
+
+struct sf_signature {
+    ffi_cif cif;
+    ffi_type *return_type;
+    ffi_type **arg_types;   /* nargs entries, self and _cmd first */
+    const char *types;      /* canonical encoding, NUL-terminated */
+    uint64_t key;           /* packed scalar type codes; 0 when not expressible */
+    uint32_t nargs;
+    uint32_t frame_size;    /* bytes of argument storage an invocation needs */
+    void *swift;            /* unretained, immortal Swift description */
+};
+
+/* ---- objects ---- */
+
+enum {
+    SF_OBJ_IMMORTAL = 1u << 0,      /* classes: retain/release do nothing */
+    SF_OBJ_HAS_WEAK = 1u << 1,      /* a weak slot points here: clear on dealloc */
+    SF_OBJ_DEALLOCATING = 1u << 2,
+};
+
+struct sf_object {
+    struct sf_class *_Atomic isa;
+    _Atomic uintptr_t refcount;
+    _Atomic uint32_t flags;
+    uint32_t reserved;
+    void *_Atomic side;             /* Swift side table, created on first use */
+};
+
+#define SF_OBJECT_HEADER_SIZE ((size_t)sizeof(struct sf_object))
+
+/* ---- methods ---- */
+
+struct sf_method {
+    sf_sel sel;
+    _Atomic sf_imp imp;
+    const struct sf_signature *sig;
+    void *owner;                    /* the Swift record that owns a closure IMP, if any */
+};
+
+/* ---- classes ---- */
+
+struct sf_cache_bucket {
+    _Atomic sf_sel sel;
+    sf_method_t _Atomic method;
+};
+
+struct sf_cache {
+    uint32_t mask;                  /* capacity - 1; capacity is a power of two */
+    uint32_t occupied;              /* written under the runtime lock only */
+    struct sf_cache *retired_next;
+    uint64_t retired_tag;
+    struct sf_cache_bucket buckets[];
+};
+
+enum {
+    SF_CLASS_META = 1u << 0,
+    SF_CLASS_REGISTERED = 1u << 1,
+    SF_CLASS_HIDDEN = 1u << 2,      /* a private per-object subclass: reports its superclass */
+};
+
+struct sf_class {
+    struct sf_object header;        /* isa is the metaclass: classes are objects */
+    struct sf_class *superclass;
+    struct sf_cache *_Atomic cache;
+    _Atomic uint32_t cache_seq;     /* odd while a flush is in progress */
+    uint32_t info;
+    const char *name;
+    size_t instance_size;
+    _Atomic intptr_t live_instances;
+    void *swift_class;              /* unretained RuntimeClass */
+};
+
+/* ---- the lookup cache ---- */
+
+extern struct sf_cache sf_empty_cache;
+
+static inline uint32_t sf_sel_hash(sf_sel sel) { return sel->hash; }
+
+/*
+ * Lock-free probe. A seqlock guards against a concurrent in-place flush; a miss or a torn
+ * read returns NULL and the caller takes the slow path, which holds the runtime lock.
+ */
+static inline sf_method_t sf_cache_probe(sf_class_t cls, sf_sel sel) {
+    uint32_t seq = atomic_load_explicit(&cls->cache_seq, memory_order_acquire);
+    struct sf_cache *cache = atomic_load_explicit(&cls->cache, memory_order_acquire);
+    uint32_t mask = cache->mask;
+    uint32_t i = sf_sel_hash(sel) & mask;
+    sf_method_t found;
+    for (;;) {
+        sf_sel k = atomic_load_explicit(&cache->buckets[i].sel, memory_order_acquire);
+        if (k == sel) {
+            found = atomic_load_explicit(&cache->buckets[i].method, memory_order_relaxed);
+            break;
+        }
+        if (k == NULL) return NULL;
+        i = (i + 1) & mask;
+    }
+    atomic_thread_fence(memory_order_acquire);
+    if ((seq & 1u) || atomic_load_explicit(&cls->cache_seq, memory_order_relaxed) != seq) return NULL;
+    return found;
+}
+
+/* Writers: called with the runtime lock held. */
+void sf_cache_insert(sf_class_t cls, sf_sel sel, sf_method_t method);
+void sf_cache_flush(sf_class_t cls);
+/* Frees caches replaced by growth once no reader can hold them; returns how many remain. */
+size_t sf_cache_collect(void);
+/* Frees the class's cache outright: only when no reader can reach the class. */
+void sf_cache_destroy(sf_class_t cls);
+
+/* ---- the slow path, installed by the Swift runtime at start-up ---- */
+
+typedef sf_method_t (*sf_lookup_slow_fn)(sf_class_t cls, sf_sel sel);
+typedef void (*sf_dealloc_hook_fn)(sf_id obj);
+extern sf_lookup_slow_fn _Atomic sf_lookup_slow;
+extern sf_dealloc_hook_fn _Atomic sf_dealloc_hook;
+void sf_install_slow_path(sf_lookup_slow_fn fn);
+void sf_install_dealloc_hook(sf_dealloc_hook_fn fn);
+
+static inline sf_class_t sf_object_isa(sf_id obj) {
+    return atomic_load_explicit(&obj->isa, memory_order_acquire);
+}
+
+static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
+    sf_method_t m = sf_cache_probe(cls, sel);
+    if (m) return m;
+    return atomic_load_explicit(&sf_lookup_slow, memory_order_relaxed)(cls, sel);
+}
+
+static inline sf_imp sf_method_imp(sf_method_t m) {
+    return atomic_load_explicit(&m->imp, memory_order_acquire);
+}
+
+/* ---- reference counts ---- */
+
+static inline void sf_retain_inline(sf_id obj) {
+    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_IMMORTAL) return;
+    atomic_fetch_add_explicit(&obj->refcount, 1, memory_order_relaxed);
+}
+
+static inline void sf_release_inline(sf_id obj) {
+    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_IMMORTAL) return;
+    if (atomic_fetch_sub_explicit(&obj->refcount, 1, memory_order_release) == 1) {
+        atomic_thread_fence(memory_order_acquire);
+        atomic_load_explicit(&sf_dealloc_hook, memory_order_relaxed)(obj);
+    }
+}
+
+/* Retains unless the count already reached zero (a weak load racing with dealloc). */
+bool sf_try_retain(sf_id obj);
+uint32_t sf_object_flags(sf_id obj);
+void sf_object_set_flags(sf_id obj, uint32_t bits);
+void *sf_object_side(sf_id obj);
+/* Installs `side` if none is set; returns the one that is set afterwards. */
+void *sf_object_install_side(sf_id obj, void *side);
+void sf_object_set_isa(sf_id obj, sf_class_t cls);
+void sf_object_init_header(sf_id obj, sf_class_t isa, uint32_t flags);
+void sf_class_init(sf_class_t cls, sf_class_t isa, sf_class_t superclass, const char *name,
+                   size_t instance_size, uint32_t info, void *swift_class);
+intptr_t sf_class_live_instances(sf_class_t cls);
+void sf_class_adjust_live_instances(sf_class_t cls, intptr_t delta);
+void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signature *sig, void *owner);
+/* Swaps the IMP atomically; returns the previous one. */
+sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp);
+
+/* ---- read-side sections, for freeing IMPs and caches that readers may still hold ----
+ *
+ * A sender enters a section around lookup-and-call. A writer that unpublishes something
+ * tags it with sf_rcu_retire_tag() and frees it once sf_rcu_oldest_reader() is newer than
+ * the tag. Readers pay two thread-local stores; writers pay a membarrier (or, where the
+ * kernel lacks it, readers pay a full fence instead).
+ */
+struct sf_rcu_reader {
+    _Atomic uint64_t epoch;         /* 0 = quiescent */
+    uint32_t nesting;
+    _Atomic int in_use;
+    struct sf_rcu_reader *next;
+};
+
+extern _Thread_local struct sf_rcu_reader *sf_rcu_self __attribute__((tls_model("initial-exec")));
+extern _Atomic uint64_t sf_rcu_epoch;
+extern int sf_rcu_readers_fence;
+
+struct sf_rcu_reader *sf_rcu_register_thread(void);
+
+static inline void sf_rcu_enter(void) {
+    struct sf_rcu_reader *r = sf_rcu_self;
+    if (__builtin_expect(r == NULL, 0)) r = sf_rcu_register_thread();
+    if (r->nesting++ == 0) {
+        atomic_store_explicit(&r->epoch, atomic_load_explicit(&sf_rcu_epoch, memory_order_acquire),
+                              memory_order_relaxed);
+        if (sf_rcu_readers_fence) atomic_thread_fence(memory_order_seq_cst);
+        else atomic_signal_fence(memory_order_seq_cst);
+    }
+}
+
+static inline void sf_rcu_exit(void) {
+    struct sf_rcu_reader *r = sf_rcu_self;
+    if (--r->nesting == 0) atomic_store_explicit(&r->epoch, 0, memory_order_release);
+}
+
+void sf_rcu_init(void);
+/* Call after unpublishing; the returned tag goes with the retired item. */
+uint64_t sf_rcu_retire_tag(void);
+/* Items with a tag lower than this are unreachable by every reader. */
+uint64_t sf_rcu_oldest_reader(void);
+
+/* ---- thread-local errors ---- */
+
+void sf_set_last_error(sf_status status, const char *message);
+
+/* ---- libffi helpers awkward in Swift ---- */
+
+ffi_type *sf_ffi_type_for_code(char code);
+ffi_type *sf_ffi_make_struct(ffi_type **elements, size_t count);
+ffi_status sf_ffi_prep_cif(ffi_cif *cif, unsigned nargs, ffi_type *rtype, ffi_type **atypes);
+void *sf_ffi_closure_alloc(void **code);
+ffi_status sf_ffi_prep_closure(void *closure, ffi_cif *cif,
+                               void (*fun)(ffi_cif *, void *, void **, void *),
+                               void *user_data, void *code);
+void sf_ffi_closure_free(void *closure);
+void sf_ffi_call(ffi_cif *cif, sf_imp fn, void *rvalue, void **avalue);
+size_t sf_ffi_type_size(ffi_type *t);
+size_t sf_ffi_type_alignment(ffi_type *t);
+
+/* ---- field accessors for Swift (which cannot read _Atomic fields directly) ---- */
+
+static inline void *sf_class_swift(sf_class_t cls) { return cls->swift_class; }
+static inline sf_class_t sf_class_super(sf_class_t cls) { return cls->superclass; }
+static inline uint32_t sf_class_info(sf_class_t cls) { return cls->info; }
+static inline void sf_class_set_info(sf_class_t cls, uint32_t info) { cls->info = info; }
+static inline void sf_class_set_instance_size(sf_class_t cls, size_t size) { cls->instance_size = size; }
+static inline const struct sf_signature *sf_method_sig(sf_method_t m) { return m->sig; }
+static inline sf_sel sf_method_sel(sf_method_t m) { return m->sel; }
+static inline void *sf_method_owner(sf_method_t m) { return m->owner; }
+static inline void sf_method_set_owner(sf_method_t m, void *owner) { m->owner = owner; }
+static inline sf_id sf_class_as_object(sf_class_t cls) { return &cls->header; }
+static inline sf_class_t sf_object_as_class(sf_id obj) { return (sf_class_t)obj; }
+static inline size_t sf_object_header_size(void) { return sizeof(struct sf_object); }
+static inline size_t sf_class_struct_size(void) { return sizeof(struct sf_class); }
+static inline size_t sf_method_struct_size(void) { return sizeof(struct sf_method); }
+
+/* Live counts, for leak checks in tests and the stress run. */
+extern _Atomic intptr_t sf_live_objects;
+extern _Atomic intptr_t sf_live_closures;
+static inline intptr_t sf_counter_objects(void) { return atomic_load(&sf_live_objects); }
+static inline intptr_t sf_counter_closures(void) { return atomic_load(&sf_live_closures); }
+static inline void sf_counter_objects_add(intptr_t d) { atomic_fetch_add_explicit(&sf_live_objects, d, memory_order_relaxed); }
+static inline void sf_counter_closures_add(intptr_t d) { atomic_fetch_add_explicit(&sf_live_closures, d, memory_order_relaxed); }
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,73 @@
+// Read-side sections and grace periods (a small membarrier-based RCU).
+#include "sf_private.h"
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+_Thread_local struct sf_rcu_reader *sf_rcu_self __attribute__((tls_model("initial-exec")));
+_Atomic uint64_t sf_rcu_epoch = 1;
+int sf_rcu_readers_fence = 1;
+
+static pthread_mutex_t readers_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct sf_rcu_reader *_Atomic readers;
+static pthread_key_t reader_key;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+
+static long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
+
+static void thread_exit(void *p) {
+    struct sf_rcu_reader *r = p;
+    atomic_store_explicit(&r->epoch, 0, memory_order_release);
+    r->nesting = 0;
+    atomic_store_explicit(&r->in_use, 0, memory_order_release);
+}
+
+static void init(void) {
+    pthread_key_create(&reader_key, thread_exit);
+    long cmds = membarrier(MEMBARRIER_CMD_QUERY);
+    if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0) {
+        sf_rcu_readers_fence = 0;
+    }
+}
+
+void sf_rcu_init(void) { pthread_once(&init_once, init); }
+
+struct sf_rcu_reader *sf_rcu_register_thread(void) {
+    sf_rcu_init();
+    pthread_mutex_lock(&readers_lock);
+    struct sf_rcu_reader *r = atomic_load_explicit(&readers, memory_order_relaxed);
+    for (; r; r = r->next) {
+        if (!atomic_load_explicit(&r->in_use, memory_order_acquire)) break;
+    }
+    if (!r) {
+        r = calloc(1, sizeof *r);
+        if (!r) abort();  // a thread that cannot be tracked cannot send safely
+        r->next = atomic_load_explicit(&readers, memory_order_relaxed);
+        atomic_store_explicit(&readers, r, memory_order_release);
+    }
+    atomic_store_explicit(&r->in_use, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&readers_lock);
+    sf_rcu_self = r;
+    pthread_setspecific(reader_key, r);
+    return r;
+}
+
+uint64_t sf_rcu_retire_tag(void) {
+    return atomic_fetch_add_explicit(&sf_rcu_epoch, 1, memory_order_seq_cst);
+}
+
+uint64_t sf_rcu_oldest_reader(void) {
+    sf_rcu_init();
+    // Make every reader's epoch store visible before reading them.
+    if (sf_rcu_readers_fence) atomic_thread_fence(memory_order_seq_cst);
+    else if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) atomic_thread_fence(memory_order_seq_cst);
+    uint64_t oldest = UINT64_MAX;
+    for (struct sf_rcu_reader *r = atomic_load_explicit(&readers, memory_order_acquire); r; r = r->next) {
+        uint64_t e = atomic_load_explicit(&r->epoch, memory_order_acquire);
+        if (e != 0 && e < oldest) oldest = e;
+    }
+    return oldest;
+}

@@ -1,0 +1,47 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "SelectorForwarding",
+    products: [
+        .library(name: "DynamicRuntime", targets: ["DynamicRuntime"]),
+        .library(name: "MessageThrottle", targets: ["MessageThrottle"]),
+        .executable(name: "forwarding", targets: ["forwarding"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // The dispatch fast path, object header, cache and C API live in C.
+        .target(
+            name: "CShims",
+            path: "CShims",
+            publicHeadersPath: "include",
+            linkerSettings: [.linkedLibrary("ffi")]
+        ),
+        .target(
+            name: "DynamicRuntime",
+            dependencies: ["CShims"]
+        ),
+        .target(
+            name: "MessageThrottle",
+            dependencies: ["DynamicRuntime"]
+        ),
+        .executableTarget(
+            name: "forwarding",
+            dependencies: [
+                "DynamicRuntime",
+                "MessageThrottle",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // C code that uses only the public C header, driven by CInteropTests.
+        .target(
+            name: "CInteropFixtures",
+            dependencies: ["CShims", "DynamicRuntime"],
+            path: "Tests/CInteropFixtures"
+        ),
+        .testTarget(name: "DynamicRuntimeTests", dependencies: ["DynamicRuntime"]),
+        .testTarget(name: "CInteropTests", dependencies: ["CInteropFixtures", "DynamicRuntime"]),
+    ]
+)

@@ -1,0 +1,250 @@
+import CShims
+
+/// Message sending: the fast typed path (cache probe, signature key check, direct call) and
+/// the general path through `ffi_call`. Both run inside a read-side section so that an IMP
+/// replaced concurrently stays valid until the call returns.
+@usableFromInline
+enum MessageSend {
+    /// The class a send starts its lookup at.
+    @inlinable @inline(__always)
+    static func startClass(_ receiver: some MessageReceiver, _ raw: sf_id) -> sf_class_t {
+        receiver.lookupStart ?? sf_object_isa(raw)
+    }
+
+    @inlinable @inline(__always)
+    static func typed<R: MessageReturn>(
+        _ receiver: some MessageReceiver, _ selector: Selector, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
+        count: Int, types: () -> [TypeEncoding], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
+        guard let raw = receiver.receiver.raw else { return zeroValue() }
+        sf_rcu_enter()
+        defer { sf_rcu_exit() }
+        let cls = startClass(receiver, raw)
+        guard let method = sf_lookup_method(cls, selector.raw) else {
+            return try general(raw, selector, cls: cls, method: nil, count: count, types: types, store: store)
+        }
+        let sigKey = sf_method_sig(method).pointee.key
+        if sigKey == key, key != 0, let words, R.returnKind != .other {
+            return callWords(sf_method_imp(method)!, raw, selector.raw, words, count: count)
+        }
+        return try general(raw, selector, cls: cls, method: method, count: count, types: types, store: store)
+    }
+
+    @usableFromInline
+    static func zeroValue<R: MessageReturn>() -> R {
+        withUnsafeTemporaryAllocation(byteCount: 64, alignment: 16) { buf in
+            buf.initializeMemory(as: UInt8.self, repeating: 0)
+            return R(returnStorage: buf.baseAddress!)
+        }
+    }
+
+    /// Calls an IMP whose arguments all travel in integer registers, without libffi.
+    @inlinable @inline(__always)
+    static func callWords<R: MessageReturn>(_ imp: sf_imp, _ obj: sf_id, _ sel: sf_sel,
+                                            _ w: (UInt64, UInt64, UInt64, UInt64), count: Int) -> R {
+        typealias W = UInt64
+        switch R.returnKind {
+        case .word, .other:
+            let r: W
+            switch count {
+            case 0: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> W).self)(obj, sel)
+            case 1: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> W).self)(obj, sel, w.0)
+            case 2: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> W).self)(obj, sel, w.0, w.1)
+            case 3: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> W).self)(obj, sel, w.0, w.1, w.2)
+            default: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> W).self)(obj, sel, w.0, w.1, w.2, w.3)
+            }
+            return R.fromRegister(r)
+        case .double:
+            let r: Double
+            switch count {
+            case 0: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> Double).self)(obj, sel)
+            case 1: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> Double).self)(obj, sel, w.0)
+            case 2: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> Double).self)(obj, sel, w.0, w.1)
+            case 3: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> Double).self)(obj, sel, w.0, w.1, w.2)
+            default: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> Double).self)(obj, sel, w.0, w.1, w.2, w.3)
+            }
+            return R.fromRegister(r)
+        case .float:
+            let r: Float
+            switch count {
+            case 0: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> Float).self)(obj, sel)
+            case 1: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> Float).self)(obj, sel, w.0)
+            case 2: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> Float).self)(obj, sel, w.0, w.1)
+            case 3: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> Float).self)(obj, sel, w.0, w.1, w.2)
+            default: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> Float).self)(obj, sel, w.0, w.1, w.2, w.3)
+            }
+            return R.fromRegister(r)
+        }
+    }
+
+    /// The general typed path: checks every type, then calls through libffi (or forwards).
+    @usableFromInline
+    static func general<R: MessageReturn>(
+        _ raw: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t?, count: Int,
+        types: () -> [TypeEncoding], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
+        let argTypes = types()
+        guard let method else {
+            let sig = try Signature(Signature.encoding(returning: R.returnEncoding, arguments: argTypes))
+            return try withReturnStorage(sig) { ret throws(RuntimeError) in
+                _ = try withFrame(raw, selector, sig, count: count, store: store) { argv throws(RuntimeError) in
+                    try Forwarding.handleMiss(raw, selector, cls: cls, signature: sig, arguments: argv, returnValue: ret)
+                }
+                return R(returnStorage: ret)
+            }
+        }
+        let sig = Signature(raw: sf_method_sig(method))
+        let expected = sig.argumentTypes.dropFirst(2)
+        guard expected.count == argTypes.count,
+              zip(expected, argTypes).allSatisfy({ $0.isCompatible(with: $1) }),
+              sig.returnType.isCompatible(with: R.returnEncoding) || (R.returnEncoding == .void) else {
+            let cl = RuntimeClass.from(cls)
+            throw .signatureMismatch(className: cl.name, selector: selector.name, expected: sig.encoding,
+                                     actual: Signature.encoding(returning: R.returnEncoding, arguments: argTypes))
+        }
+        let imp = sf_method_imp(method)!
+        return withReturnStorage(sig) { ret in
+            withFrame(raw, selector, sig, count: count, store: store) { argv in
+                sf_ffi_call(&sig.storage.raw.pointee.cif, imp, ret, argv)
+            }
+            if R.returnEncoding == .void, sig.returnType != .void {
+                // The caller discards a value it did not ask for: drop an owned object.
+                if sig.returnType == .object, let o = ret.load(as: sf_id?.self) { sf_release_inline(o) }
+            }
+            return R(returnStorage: ret)
+        }
+    }
+
+    /// Zeroed storage big enough for the signature's return value.
+    @inline(__always)
+    static func withReturnStorage<T, E: Error>(_ sig: Signature, _ body: (UnsafeMutableRawPointer) throws(E) -> T) throws(E) -> T {
+        let size = max(sig.storage.returnSize, 16)
+        do {
+            return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 16) { buf in
+                buf.initializeMemory(as: UInt8.self, repeating: 0)
+                return try body(buf.baseAddress!)
+            }
+        } catch let error as E {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: \(error)")
+        }
+    }
+
+    /// An argument frame laid out for `sig`: receiver, selector, then `store(i, slot)`.
+    @inline(__always)
+    static func withFrame<T, E: Error>(_ raw: sf_id, _ selector: Selector, _ sig: Signature, count: Int,
+                                       store: (Int, UnsafeMutableRawPointer) -> Void,
+                                       _ body: (UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(E) -> T) throws(E) -> T {
+        let storage = sig.storage
+        let n = storage.argumentTypes.count
+        do {
+            return try withUnsafeTemporaryAllocation(byteCount: max(Int(storage.raw.pointee.frame_size), 16), alignment: 16) { frame in
+                try withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: n) { argv in
+                    let base = frame.baseAddress!
+                    for i in 0..<n { argv[i] = base + storage.argumentOffsets[i] }
+                    argv[0]!.storeBytes(of: raw, as: sf_id.self)
+                    argv[1]!.storeBytes(of: selector.raw, as: sf_sel.self)
+                    for i in 0..<min(count, n - 2) { store(i, argv[i + 2]!) }
+                    return try body(argv.baseAddress!)
+                }
+            }
+        } catch let error as E {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: \(error)")
+        }
+    }
+
+    /// A fully dynamic send: argument count and types checked against the method's signature.
+    static func dynamic(_ receiver: some MessageReceiver, _ selector: Selector,
+                        _ args: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
+        guard let raw = receiver.receiver.raw else { return .void }
+        sf_rcu_enter()
+        defer { sf_rcu_exit() }
+        let cls = startClass(receiver, raw)
+        let argTypes = args.map { ($0 as? DynamicValue)?.typeEncoding ?? type(of: $0).typeEncoding }
+        let store: (Int, UnsafeMutableRawPointer) -> Void = { i, p in args[i].storeArgument(to: p) }
+        guard let method = sf_lookup_method(cls, selector.raw) else {
+            // No method: the forwarding path decides; the caller's arguments define the frame.
+            let sig = try Signature(Signature.encoding(returning: .void, arguments: argTypes))
+            return try withReturnStorage(sig) { ret throws(RuntimeError) in
+                let sigUsed = try withFrame(raw, selector, sig, count: args.count, store: store) { argv throws(RuntimeError) in
+                    try Forwarding.handleMiss(raw, selector, cls: cls, signature: sig, arguments: argv, returnValue: ret)
+                }
+                return DynamicValue.load(sigUsed.returnType, from: ret, isReturn: true)
+            }
+        }
+        let sig = Signature(raw: sf_method_sig(method))
+        let className = RuntimeClass.from(cls).name
+        let expected = Array(sig.argumentTypes.dropFirst(2))
+        guard expected.count == args.count else {
+            throw .invalidArgument(className: className, selector: selector.name,
+                                   reason: "expected \(expected.count) argument(s) (\(sig.encoding)), got \(args.count)")
+        }
+        for (i, (want, arg)) in zip(expected, args).enumerated() {
+            let have = argTypes[i]
+            guard want.isCompatible(with: have) || (arg is DynamicValue && have == .pointer(nil) && want.keyCode == 17) else {
+                throw .invalidArgument(className: className, selector: selector.name,
+                                       reason: "argument \(i + 1) expects '\(want.encoding)' but got '\(have.encoding)' (\(type(of: arg)))")
+            }
+            if case .structure = want {
+                let size = Int(sf_ffi_type_size(sig.raw.pointee.arg_types[i + 2]!))
+                let given = (arg as? DynamicValue).flatMap { if case let .structure(_, b) = $0 { b.count } else { nil } } ?? type(of: arg).storageSize
+                guard size == given else {
+                    throw .invalidArgument(className: className, selector: selector.name,
+                                           reason: "argument \(i + 1) is a \(size)-byte struct '\(want.encoding)', got \(given) bytes")
+                }
+            }
+        }
+        let imp = sf_method_imp(method)!
+        return withReturnStorage(sig) { ret in
+            withFrame(raw, selector, sig, count: args.count, store: store) { argv in
+                sf_ffi_call(&sig.storage.raw.pointee.cif, imp, ret, argv)
+            }
+            return DynamicValue.load(sig.returnType, from: ret, isReturn: true)
+        }
+    }
+}
+
+/// The return type of void sends: returned in a register that is ignored.
+@usableFromInline
+struct NoReturn: MessageReturn {
+    @usableFromInline static var returnEncoding: TypeEncoding { .void }
+    @usableFromInline static var returnKeyCode: UInt64 { 1 }
+    @usableFromInline static var returnKind: ReturnKind { .word }
+    @usableFromInline init(returnStorage: UnsafeRawPointer) {}
+    @usableFromInline func storeReturn(to storage: UnsafeMutableRawPointer) {}
+}
+
+extension MessageReceiver {
+    /// Where lookup starts; nil means the receiver's class. Super sends override it.
+    public var lookupStart: sf_class_t? { nil }
+
+    /// A dynamic send through libffi: argument count and types are checked against the method's
+    /// signature, and the result comes back as a `DynamicValue`. On a miss, the forwarding path runs.
+    ///
+    /// - Throws: `doesNotRecognizeSelector`, `invalidArgument` (count or type), or forwarding errors.
+    @discardableResult
+    public func send(_ selector: Selector, _ arguments: any MessageArgument...) throws(RuntimeError) -> DynamicValue {
+        try MessageSend.dynamic(self, selector, arguments)
+    }
+
+    /// The dynamic send with an argument array.
+    @discardableResult
+    public func send(_ selector: Selector, arguments: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
+        try MessageSend.dynamic(self, selector, arguments)
+    }
+
+    /// A send whose lookup starts at `cls`'s superclass, like `[super …]` in a method of `cls`.
+    public func asSuper(of cls: RuntimeClass) -> SuperReceiver {
+        SuperReceiver(receiver: receiver, start: cls.lookupSuperclass)
+    }
+}
+
+/// A receiver for `super` sends: the same object, with lookup starting at a given class.
+public struct SuperReceiver: MessageReceiver {
+    public let receiver: ObjectRef
+    let start: RuntimeClass?
+    public var lookupStart: sf_class_t? { start?.raw ?? nil }
+}

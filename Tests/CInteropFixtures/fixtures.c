@@ -1,0 +1,2 @@
+#include "CInteropFixtures.h"
+void sf_fixture_placeholder(void) {}

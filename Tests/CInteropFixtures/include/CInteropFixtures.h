@@ -1,0 +1,1 @@
+void sf_fixture_placeholder(void);
