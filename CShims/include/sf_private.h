@@ -148,11 +148,33 @@ static inline sf_class_t sf_object_isa(sf_id obj) {
     return atomic_load_explicit(&obj->isa, memory_order_acquire);
 }
 
+/* Cached for a selector no class in the chain implements: the miss goes straight to
+ * forwarding without the runtime lock. Never returned to callers. */
+extern struct sf_method sf_forward_method;
+static inline sf_method_t sf_forward_method_marker(void) { return &sf_forward_method; }
+
 static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
     sf_method_t m = sf_cache_probe(cls, sel);
-    if (m) return m;
-    return atomic_load_explicit(&sf_lookup_slow, memory_order_relaxed)(cls, sel);
+    if (__builtin_expect(m == NULL, 0)) m = atomic_load_explicit(&sf_lookup_slow, memory_order_relaxed)(cls, sel);
+    return m == &sf_forward_method ? NULL : m;
 }
+
+/* ---- an error raised inside an IMP (a throwing closure or hook), for the sender ---- */
+
+extern _Thread_local void *sf_pending_error __attribute__((tls_model("initial-exec")));
+static inline void *sf_take_pending_error(void) {
+    void *e = sf_pending_error;
+    if (__builtin_expect(e != NULL, 0)) sf_pending_error = NULL;
+    return e;
+}
+static inline void *sf_get_pending_error(void) { return sf_pending_error; }
+static inline void sf_set_pending_error(void *e) { sf_pending_error = e; }
+
+/* Forwarding depth on this thread: a forwardInvocation: that re-sends to itself is an error,
+ * not a stack overflow. */
+extern _Thread_local int sf_forward_depth __attribute__((tls_model("initial-exec")));
+static inline int sf_forward_depth_enter(void) { return ++sf_forward_depth; }
+static inline void sf_forward_depth_exit(void) { --sf_forward_depth; }
 
 static inline sf_imp sf_method_imp(sf_method_t m) {
     return atomic_load_explicit(&m->imp, memory_order_acquire);
@@ -231,6 +253,27 @@ void sf_rcu_init(void);
 uint64_t sf_rcu_retire_tag(void);
 /* Items with a tag lower than this are unreachable by every reader. */
 uint64_t sf_rcu_oldest_reader(void);
+
+/* ---- hooks: the state a trampoline reads on every call ---- */
+
+struct sf_hook_slot {
+    _Atomic sf_imp original;        /* the IMP the hook wraps (NULL: look up in the superclass) */
+    void *_Atomic chain;            /* the current immutable hook chain (Swift object) */
+};
+
+static inline sf_imp sf_hook_original(struct sf_hook_slot *s) {
+    return atomic_load_explicit(&s->original, memory_order_acquire);
+}
+static inline void sf_hook_set_original(struct sf_hook_slot *s, sf_imp imp) {
+    atomic_store_explicit(&s->original, imp, memory_order_release);
+}
+static inline void *sf_hook_chain(struct sf_hook_slot *s) {
+    return atomic_load_explicit(&s->chain, memory_order_acquire);
+}
+static inline void *sf_hook_swap_chain(struct sf_hook_slot *s, void *chain) {
+    return atomic_exchange_explicit(&s->chain, chain, memory_order_acq_rel);
+}
+static inline size_t sf_hook_slot_size(void) { return sizeof(struct sf_hook_slot); }
 
 /* ---- thread-local errors ---- */
 

@@ -273,6 +273,7 @@ enum CMessageSend {
                     try MessageSend.withReturnStorage(sig) { (tmp: UnsafeMutableRawPointer) throws(RuntimeError) in
                         sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(method)!, ret ?? tmp, argv.baseAddress!)
                     }
+                    try Runtime.rethrowPending()
                 }
             }
         }

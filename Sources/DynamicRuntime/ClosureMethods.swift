@@ -9,10 +9,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod<R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: []) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -20,10 +20,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod<R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: []) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -31,10 +31,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: []) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!))
+            try body(ObjectRef(argumentStorage: args[0]!))
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -42,10 +42,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: []) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!))
+            try body(ObjectRef(argumentStorage: args[0]!))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -53,10 +53,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod<A: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding]) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -64,10 +64,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod<A: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding]) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -75,10 +75,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod<A: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding]) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!))
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -86,10 +86,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod<A: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding]) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -97,10 +97,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding]) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -108,10 +108,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding]) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -119,10 +119,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding]) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!))
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -130,10 +130,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding]) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -141,10 +141,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -152,10 +152,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -163,10 +163,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!))
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -174,10 +174,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -185,10 +185,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -196,10 +196,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { ret, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -207,10 +207,10 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!))
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -218,10 +218,10 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { _, args in
-            body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }

@@ -1,30 +1,228 @@
 import CShims
 
-/// What happens when lookup finds no method. The full Objective-C forwarding path plugs in
-/// here; until a stage handles the message, the answer is doesNotRecognizeSelector.
+/// The forwarding path, in Objective-C's order, run when lookup finds no method:
+///
+/// 1. `resolveInstanceMethod:` / `resolveClassMethod:` may add the method; the send retries.
+/// 2. `forwardingTargetForSelector:` may name another object, which gets the same frame.
+/// 3. `methodSignatureForSelector:` (or the caller's own types) then `forwardInvocation:`
+///    with an `Invocation`, whose return value becomes the caller's.
+/// 4. `doesNotRecognizeSelector:` runs if defined; the caller gets a thrown error (Swift) or
+///    SF_ERR_UNRECOGNIZED_SELECTOR (C). The process never traps.
 enum Forwarding {
-    /// Handles a miss for a frame laid out by `signature`; returns the signature whose return
-    /// type now sits in `returnValue`.
+    static let resolveInstanceMethod = Selector("resolveInstanceMethod:")
+    static let resolveClassMethod = Selector("resolveClassMethod:")
+    static let forwardingTarget = Selector("forwardingTargetForSelector:")
+    static let methodSignature = Selector("methodSignatureForSelector:")
+    static let forwardInvocation = Selector("forwardInvocation:")
+    static let doesNotRecognize = Selector("doesNotRecognizeSelector:")
+
+    static let maximumDepth = 64
+
+    /// Selectors whose methods define forwarding itself: not hookable.
+    static let reserved: Set<Selector> = [resolveInstanceMethod, resolveClassMethod, forwardingTarget,
+                                          methodSignature, forwardInvocation, doesNotRecognize]
+
+    /// Handles a miss for a Swift send, whose frame is laid out by the caller's `signature`.
+    /// Returns the signature of what finally ran (its return type is in `returnValue`).
     @discardableResult
     static func handleMiss(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, signature: Signature,
                            arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
                            returnValue: UnsafeMutableRawPointer) throws(RuntimeError) -> Signature {
-        throw unrecognized(cls, selector)
+        try guardDepth(cls, selector)
+        defer { sf_forward_depth_exit() }
+
+        if try resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
+            return try call(m, raw, selector, cls: cls, callerSignature: signature, arguments: arguments, returnValue: returnValue)
+        }
+        if let target = try forwardingTarget(raw, selector, cls) {
+            defer { sf_release_inline(target) }
+            return try send(to: target, selector, signature: signature, arguments: arguments, returnValue: returnValue)
+        }
+        if implements(cls, forwardInvocation) {
+            let sig = try methodSignature(raw, selector, cls) ?? signature
+            guard sig.isCompatible(with: signature) else {
+                throw .signatureMismatch(className: visibleName(cls), selector: selector.name,
+                                         expected: sig.encoding, actual: signature.encoding)
+            }
+            let invocation = Invocation.capture(signature: sig.storage, arguments: arguments)
+            try deliver(invocation, to: raw, cls)
+            invocation.storage.copyReturn(to: returnValue)
+            return sig
+        }
+        throw try doesNotRecognize(raw, selector, cls)
+    }
+
+    /// A miss from `sf_msg_send`: the C caller's argument types are unknown until a stage
+    /// supplies them (the found method, the forwarding target's method, or a signature).
+    static func handleMissFromC(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+                                returnValue: UnsafeMutableRawPointer?) throws(RuntimeError) {
+        try guardDepth(cls, selector)
+        defer { sf_forward_depth_exit() }
+
+        if try resolve(raw, selector, cls), sf_lookup_method(cls, selector.raw) != nil {
+            try CMessageSend.send(raw, selector, ret: returnValue, args: arguments)
+            return
+        }
+        if let target = try forwardingTarget(raw, selector, cls) {
+            defer { sf_release_inline(target) }
+            try CMessageSend.send(target, selector, ret: returnValue, args: arguments)
+            return
+        }
+        if implements(cls, forwardInvocation) {
+            guard let sig = try methodSignature(raw, selector, cls) else {
+                throw .forwardingFailed(className: visibleName(cls), selector: selector.name,
+                                        reason: "a C send needs methodSignatureForSelector: to describe the arguments")
+            }
+            let invocation = Invocation(signature: sig, target: ObjectRef(raw), selector: selector)
+            for i in 0..<sig.explicitArgumentCount {
+                guard let p = arguments?[i] else {
+                    throw .invalidArgument(className: visibleName(cls), selector: selector.name, reason: "argument \(i + 1) pointer is NULL")
+                }
+                invocation.storage.argumentPointer(i + 2).copyMemory(from: p, byteCount: sig.storage.argumentSizes[i + 2])
+            }
+            try deliver(invocation, to: raw, cls)
+            if let returnValue { invocation.storage.copyReturn(to: returnValue) }
+            return
+        }
+        throw try doesNotRecognize(raw, selector, cls)
+    }
+
+    /// `Invocation.invoke()` on a target without the method: forward the record's own frame.
+    static func forward(_ storage: InvocationStorage, cls: sf_class_t) throws(RuntimeError) {
+        let target = storage.header.target!
+        storage.writeTargetAndSelector()
+        let sig = try handleMiss(target, Selector(raw: storage.header.selector), cls: cls,
+                                 signature: Signature(storage: storage.header.signature),
+                                 arguments: storage.argv, returnValue: storage.returnPointer)
+        storage.header.ownsReturnObject = sig.returnType == .object
+    }
+
+    // MARK: - Stages
+
+    private static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
+        if sf_forward_depth_enter() > maximumDepth {
+            sf_forward_depth_exit()
+            throw .forwardingFailed(className: visibleName(cls), selector: selector.name,
+                                    reason: "forwarding nested more than \(maximumDepth) levels; does forwardInvocation: or a forwarding target send the message back?")
+        }
+    }
+
+    /// Sends a frame to another receiver (fast forwarding), with its own forwarding on a miss.
+    static func send(to target: sf_id, _ selector: Selector, signature: Signature,
+                     arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                     returnValue: UnsafeMutableRawPointer) throws(RuntimeError) -> Signature {
+        arguments[0]!.storeBytes(of: target, as: sf_id.self)
+        let cls = sf_object_isa(target)!
+        guard let m = sf_lookup_method(cls, selector.raw) else {
+            return try handleMiss(target, selector, cls: cls, signature: signature, arguments: arguments, returnValue: returnValue)
+        }
+        return try call(m, target, selector, cls: cls, callerSignature: signature, arguments: arguments, returnValue: returnValue)
+    }
+
+    private static func call(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector, cls: sf_class_t, callerSignature: Signature,
+                             arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                             returnValue: UnsafeMutableRawPointer) throws(RuntimeError) -> Signature {
+        let sig = Signature(raw: sf_method_sig(m))
+        guard sig.isCompatible(with: callerSignature) || callerSignature.returnType == .void && sig.argumentTypes.count == callerSignature.argumentTypes.count
+                && zip(sig.argumentTypes.dropFirst(2), callerSignature.argumentTypes.dropFirst(2)).allSatisfy({ $0.isCompatible(with: $1) }) else {
+            throw .signatureMismatch(className: visibleName(cls), selector: selector.name,
+                                     expected: sig.encoding, actual: callerSignature.encoding)
+        }
+        sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(m)!, returnValue, arguments)
+        try Runtime.rethrowPending()
+        return sig
+    }
+
+    static func implements(_ cls: sf_class_t, _ selector: Selector) -> Bool {
+        sf_lookup_method(cls, selector.raw) != nil
+    }
+
+    /// Stage 1: asks the class (or, for class methods, the metaclass) to add the method.
+    private static func resolve(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Bool {
+        let isMeta = sf_class_info(cls) & UInt32(SF_CLASS_META) != 0
+        let resolver = isMeta ? resolveClassMethod : resolveInstanceMethod
+        // The class object receives the resolver; for a class method the receiver is that class.
+        let classObject: sf_id = isMeta ? raw : sf_class_as_object(cls)
+        guard implements(sf_object_isa(classObject), resolver) else { return false }
+        let added: Bool = try ObjectRef(classObject).send(resolver, selector)
+        return added
+    }
+
+    /// Stage 2: returns a +1 target other than the receiver, or nil.
+    private static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
+        guard implements(cls, forwardingTarget) else { return nil }
+        let target: Object? = try ObjectRef(raw).send(forwardingTarget, selector)
+        guard let target, target.raw != raw else { return nil }
+        sf_retain_inline(target.raw)
+        return target.raw
+    }
+
+    /// Stage 3a: the signature the class declares for a selector it forwards, if any.
+    private static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
+        guard implements(cls, methodSignature) else { return nil }
+        let text: CString = try ObjectRef(raw).send(methodSignature, selector)
+        guard let s = text.string else { return nil }
+        return try Signature(s)
+    }
+
+    /// Stage 3b: hands the record to `forwardInvocation:`.
+    private static func deliver(_ invocation: Invocation, to raw: sf_id, _ cls: sf_class_t) throws(RuntimeError) {
+        let record = UnsafeMutableRawPointer(Unmanaged.passUnretained(invocation.storage).toOpaque())
+        try withExtendedLifetime(invocation) { () throws(RuntimeError) in
+            try ObjectRef(raw).send(forwardInvocation, record, as: Void.self)
+        }
+    }
+
+    /// Stage 4: runs a defined `doesNotRecognizeSelector:`, then reports the error.
+    private static func doesNotRecognize(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> RuntimeError {
+        if implements(cls, doesNotRecognize) {
+            try ObjectRef(raw).send(doesNotRecognize, selector, as: Void.self)
+        }
+        return unrecognized(cls, selector)
+    }
+
+    static func visibleName(_ cls: sf_class_t) -> String {
+        let c = RuntimeClass.from(cls)
+        return c.isHidden ? (c.superclass ?? c).name : c.name
     }
 
     static func unrecognized(_ cls: sf_class_t, _ selector: Selector) -> RuntimeError {
         let c = RuntimeClass.from(cls)
-        let visible = c.isHidden ? (c.superclass ?? c) : c
-        return .doesNotRecognizeSelector(className: visible.name, selector: selector.name, isClassMethod: c.isMetaclass)
+        return .doesNotRecognizeSelector(className: visibleName(cls), selector: selector.name, isClassMethod: c.isMetaclass)
     }
 }
 
-extension Forwarding {
-    /// A miss from `sf_msg_send`: the frame's types are unknown until a forwarding stage
-    /// supplies a signature.
-    static func handleMissFromC(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
-                                arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                                returnValue: UnsafeMutableRawPointer?) throws(RuntimeError) {
-        throw unrecognized(cls, selector)
+// MARK: - Errors raised inside IMPs
+
+/// Carries an error from inside an IMP (a throwing closure or hook) to the sender on the
+/// same thread, across the C frames in between.
+final class PendingError {
+    let error: RuntimeError
+    init(_ error: RuntimeError) { self.error = error }
+}
+
+extension Runtime {
+    /// Records `error` for the nearest runtime send on this thread; the first one wins.
+    static func raise(_ error: RuntimeError) {
+        guard sf_get_pending_error() == nil else { return }
+        sf_set_pending_error(Unmanaged.passRetained(PendingError(error)).toOpaque())
+    }
+
+    /// Throws the error an IMP raised during the last call, if any.
+    @usableFromInline
+    static func rethrowPending() throws(RuntimeError) {
+        if let p = sf_take_pending_error() {
+            throw Unmanaged<PendingError>.fromOpaque(p).takeRetainedValue().error
+        }
+    }
+
+    /// The error a closure threw, as a runtime error naming the method.
+    static func wrap(_ error: any Error, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> RuntimeError {
+        if let e = error as? RuntimeError { return e }
+        let raw = args[0]!.load(as: sf_id?.self)
+        let sel = Selector(raw: args[1]!.load(as: sf_sel.self))
+        let name = raw.flatMap { sf_object_getClass($0) }.map { String(cString: sf_class_getName($0)) } ?? "nil"
+        return .implementationFailed(className: name, selector: sel.name, reason: String(describing: error))
     }
 }

@@ -37,7 +37,7 @@ public struct IMP: Hashable, @unchecked Sendable, CustomStringConvertible {
 }
 
 /// The body a closure IMP runs: (return storage, argument pointers incl. self and _cmd).
-typealias ClosureBody = (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Void
+typealias ClosureBody = (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws -> Void
 
 /// A libffi closure that turns a Swift closure into a C-callable IMP for one signature.
 final class ClosureIMP: @unchecked Sendable {
@@ -78,7 +78,13 @@ private let closureEntry: @convention(c) (
 ) -> Void = { _, ret, args, userData in
     // The method table keeps the box alive for as long as the IMP is reachable.
     Unmanaged<ClosureIMP>.fromOpaque(userData!)._withUnsafeGuaranteedRef { box in
-        box.body(ret!, args!)
+        do {
+            try box.body(ret!, args!)
+        } catch {
+            // Errors cannot unwind through C frames: the caller gets zero and the sender the error.
+            ret!.initializeMemory(as: UInt8.self, repeating: 0, count: box.signature.storage.returnSize)
+            Runtime.raise(Runtime.wrap(error, args!))
+        }
     }
 }
 
@@ -91,6 +97,8 @@ final class MethodRecord: @unchecked Sendable {
     unowned let owningClass: RuntimeClass
     /// Keeps a closure IMP alive while it is installed.
     var owner: ClosureIMP?
+    /// The hook whose trampoline is installed here, if any (lock held).
+    var hook: MethodHook?
 
     init(selector: Selector, signature: Signature, imp: IMP, in cls: RuntimeClass) {
         raw = UnsafeMutableRawPointer.allocate(byteCount: sf_method_struct_size(), alignment: 16)

@@ -25,7 +25,9 @@ enum MessageSend {
         }
         let sigKey = sf_method_sig(method).pointee.key
         if sigKey == key, key != 0, let words, R.returnKind != .other {
-            return callWords(sf_method_imp(method)!, raw, selector.raw, words, count: count)
+            let r: R = callWords(sf_method_imp(method)!, raw, selector.raw, words, count: count)
+            if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
+            return r
         }
         return try general(raw, selector, cls: cls, method: method, count: count, types: types, store: store)
     }
@@ -103,7 +105,7 @@ enum MessageSend {
                                      actual: Signature.encoding(returning: R.returnEncoding, arguments: argTypes))
         }
         let imp = sf_method_imp(method)!
-        return withReturnStorage(sig) { ret in
+        let result: R = withReturnStorage(sig) { ret in
             withFrame(raw, selector, sig, count: count, store: store) { argv in
                 sf_ffi_call(&sig.storage.raw.pointee.cif, imp, ret, argv)
             }
@@ -113,6 +115,8 @@ enum MessageSend {
             }
             return R(returnStorage: ret)
         }
+        try Runtime.rethrowPending()
+        return result
     }
 
     /// Zeroed storage big enough for the signature's return value.
@@ -198,12 +202,14 @@ enum MessageSend {
             }
         }
         let imp = sf_method_imp(method)!
-        return withReturnStorage(sig) { ret in
+        let result = withReturnStorage(sig) { ret in
             withFrame(raw, selector, sig, count: args.count, store: store) { argv in
                 sf_ffi_call(&sig.storage.raw.pointee.cif, imp, ret, argv)
             }
             return DynamicValue.load(sig.returnType, from: ret, isReturn: true)
         }
+        try Runtime.rethrowPending()
+        return result
     }
 }
 

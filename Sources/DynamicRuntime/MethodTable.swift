@@ -23,9 +23,13 @@ extension RuntimeClass {
     /// Removes this class's own method; sends then find the inherited one, if any.
     public func removeMethod(_ selector: Selector) throws(RuntimeError) {
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
-            guard let record = methods.removeValue(forKey: selector) else {
+            guard let record = methods[selector] else {
                 throw .noSuchMethod(className: name, selector: selector.name)
             }
+            if record.hook != nil {
+                throw .hookFailed(className: visibleName, selector: selector.name, reason: "remove its hooks before removing the method")
+            }
+            methods[selector] = nil
             flushCaches()
             let owner = record.owner
             Runtime.state.retire {
@@ -45,6 +49,10 @@ extension RuntimeClass {
             guard ma.signature == mb.signature else {
                 throw .signatureMismatch(className: name, selector: b.name, expected: ma.signature.encoding,
                                          actual: mb.signature.encoding)
+            }
+            if ma.hook != nil || mb.hook != nil {
+                throw .hookFailed(className: visibleName, selector: (ma.hook != nil ? a : b).name,
+                                  reason: "remove its hooks before exchanging implementations")
             }
             let ra = ownRecord(for: ma)
             let rb = ownRecord(for: mb)
@@ -76,6 +84,16 @@ extension RuntimeClass {
                       existing.signature.returnType.isCompatible(with: sig.returnType) else {
                     throw .signatureMismatch(className: name, selector: selector.name,
                                              expected: existing.signature.encoding, actual: sig.encoding)
+                }
+                if let hook = existing.hook {
+                    // Keep the trampoline in place: the hook now wraps the new implementation.
+                    let old = sf_hook_original(hook.slot)
+                    let previous = old.map { IMP(pointer: $0, owner: hook.originalOwner) }
+                    sf_hook_set_original(hook.slot, imp.pointer)
+                    hook.originalOwner = imp.owner
+                    hook.inherited = false
+                    if let owner = previous?.owner { Runtime.state.retire { _ = owner } }
+                    return (Method(record: existing), previous)
                 }
                 let previous = existing.exchange(with: imp)
                 // Readers that loaded the old IMP may still be about to call it.
@@ -127,9 +145,10 @@ extension RuntimeClass {
     ///
     /// The closure gets the return storage and one pointer per argument (receiver and selector
     /// first); it must write a value of the return type. For typed closures use the overloads.
+    /// An error it throws reaches the sender; the raw caller gets a zero return.
     @discardableResult
     public func addMethod(_ selector: Selector, types: String,
-                          rawBody: @escaping (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Void) throws(RuntimeError) -> Method {
+                          rawBody: @escaping (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws -> Void) throws(RuntimeError) -> Method {
         let sig = try Signature(types)
         let box = try ClosureIMP(signature: sig, body: rawBody)
         return try install(selector, box.imp, sig, replacing: false).method

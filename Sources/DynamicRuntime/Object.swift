@@ -4,7 +4,7 @@ import Glibc
 /// A reference to a runtime object that does not own it, like Objective-C's `id` without ARC:
 /// the receiver handed to method closures, and the way to pass objects as arguments.
 /// It may be nil; sending a message to nil does nothing and returns zero, as in Objective-C.
-public struct ObjectRef: Hashable, @unchecked Sendable, CustomStringConvertible, PointerMessageValue {
+public struct ObjectRef: Hashable, @unchecked Sendable, CustomStringConvertible, MessageArgument, WordRepresentable {
     /// The C object, or nil.
     public let raw: sf_id?
 
@@ -25,12 +25,6 @@ public struct ObjectRef: Hashable, @unchecked Sendable, CustomStringConvertible,
     public func storeArgument(to storage: UnsafeMutableRawPointer) { storage.storeBytes(of: raw, as: sf_id?.self) }
     public var word: UInt64 { UInt64(UInt(bitPattern: raw)) }
     public init(word: UInt64) { raw = sf_id(bitPattern: UInt(word)) }
-    // Object returns are +1: a closure returning a borrowed ref hands out a new reference.
-    public init(returnStorage: UnsafeRawPointer) { raw = returnStorage.load(as: sf_id?.self) }
-    public func storeReturn(to storage: UnsafeMutableRawPointer) {
-        if let raw { sf_retain_inline(raw) }
-        storage.storeBytes(of: raw, as: sf_id?.self)
-    }
 
     public var description: String {
         guard let raw else { return "nil" }

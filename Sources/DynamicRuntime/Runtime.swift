@@ -5,6 +5,7 @@ import Glibc
 ///
 /// Readers (message sends) never take `lock`; they read the per-class caches lock-free and
 /// fall back to `lookUpMethod`, which does.
+@usableFromInline
 enum Runtime {
     static let state = RuntimeState()
 

@@ -43,6 +43,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var subclasses: [RuntimeClass] = []
     private(set) var isRegistered = false
     private(set) var isDisposed = false
+    /// For a hidden per-object class: the object it was made for (lock held).
+    var hiddenObject: sf_id?
     /// Closure IMPs handed out as raw pointers through the C API stay alive until dispose.
     var keptAlive: [ClosureIMP] = []
     /// Offsets of strong object ivars, this class's and inherited; fixed at registration.
@@ -260,7 +262,12 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     /// The slow path: walk the chain under the lock and fill this class's cache.
     func lookUpAndCache(_ selector: Selector) -> sf_method_t? {
         Runtime.state.lock.withLock {
-            guard let m = findMethod(selector) else { return nil }
+            guard let m = findMethod(selector) else {
+                // Remember the miss: the next send forwards without taking the lock.
+                let marker = sf_forward_method_marker()
+                sf_cache_insert(raw, selector.raw, marker)
+                return marker
+            }
             sf_cache_insert(raw, selector.raw, m.raw)
             return m.raw
         }

@@ -1,0 +1,88 @@
+import CShims
+
+/// Swift closures for each forwarding stage. Each installs (or replaces) the real method the
+/// runtime looks for, so C code that defines the method by hand behaves the same.
+extension RuntimeClass {
+    /// Stage 1 for instance methods: `body(class, selector)` may add the method and return true.
+    public func setResolveInstanceMethod(_ body: @escaping (RuntimeClass, Selector) throws -> Bool) throws(RuntimeError) {
+        try instanceClass.metaclass.replaceMethod(Forwarding.resolveInstanceMethod) { (cls: ObjectRef, sel: Selector) throws -> Bool in
+            try body(RuntimeClass.from(sf_object_as_class(cls.raw!)), sel)
+        }
+    }
+
+    /// Stage 1 for class methods: `body(class, selector)` may add a class method and return true.
+    public func setResolveClassMethod(_ body: @escaping (RuntimeClass, Selector) throws -> Bool) throws(RuntimeError) {
+        try instanceClass.metaclass.replaceMethod(Forwarding.resolveClassMethod) { (cls: ObjectRef, sel: Selector) throws -> Bool in
+            try body(RuntimeClass.from(sf_object_as_class(cls.raw!)), sel)
+        }
+    }
+
+    /// Stage 2: `body(receiver, selector)` names another object to receive the message
+    /// unchanged, or nil to go on to stage 3.
+    public func setForwardingTarget(_ body: @escaping (ObjectRef, Selector) throws -> ObjectRef?) throws(RuntimeError) {
+        try replaceMethod(Forwarding.forwardingTarget) { (recv: ObjectRef, sel: Selector) throws -> Object? in
+            try body(recv, sel)?.retained()
+        }
+    }
+
+    /// Stage 3a: the signature of a selector this class forwards (needed for C senders; Swift
+    /// senders' own types are used when this is absent).
+    public func setMethodSignature(_ body: @escaping (ObjectRef, Selector) throws -> Signature?) throws(RuntimeError) {
+        try replaceMethod(Forwarding.methodSignature) { (recv: ObjectRef, sel: Selector) throws -> CString in
+            CString(try body(recv, sel)?.raw.pointee.types)
+        }
+    }
+
+    /// Stage 3b: receives the message as an `Invocation` to inspect, change, re-target and
+    /// invoke — or not. Its return value becomes the caller's.
+    public func setForwardInvocation(_ body: @escaping (Invocation) throws -> Void) throws(RuntimeError) {
+        try replaceMethod(Forwarding.forwardInvocation) { (_: ObjectRef, record: UnsafeMutableRawPointer) throws in
+            try body(Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(record).takeUnretainedValue()))
+        }
+    }
+
+    /// Stage 4: observes unrecognized selectors (e.g. to log); the sender still gets the error.
+    public func setDoesNotRecognizeSelector(_ body: @escaping (ObjectRef, Selector) -> Void) throws(RuntimeError) {
+        try replaceMethod(Forwarding.doesNotRecognize) { (recv: ObjectRef, sel: Selector) in
+            body(recv, sel)
+        }
+    }
+}
+
+/// Proxies in the style of NSProxy: root classes whose instances forward every message to a
+/// wrapped target through `forwardInvocation:`.
+public enum Proxy {
+    /// The strong ivar that holds a proxy's target.
+    public static let targetIvarName = "target"
+
+    /// Creates a proxy class. `intercept` sees each invocation and calls `proceed` to send it
+    /// on to the target (the default does just that).
+    public static func makeClass(
+        name: String,
+        intercept: ((Invocation, _ proceed: () throws -> Void) throws -> Void)? = nil
+    ) throws(RuntimeError) -> RuntimeClass {
+        let cls = try RuntimeClass(name: name, ivars: [(targetIvarName, .object)])
+        let ivar = cls.ivar(named: targetIvarName)!
+        try cls.setMethodSignature { recv, sel in
+            guard let target = try? recv.value(of: ivar, as: ObjectRef.self), let t = target.raw,
+                  let m = sf_class_getInstanceMethod(sf_object_isa(t), sel.raw) else { return nil }
+            return Signature(raw: sf_method_sig(m))
+        }
+        try cls.setForwardInvocation { invocation in
+            let target = try invocation.target.value(of: ivar, as: ObjectRef.self)
+            let proceed = { () throws in try invocation.invoke(target: target) }
+            if let intercept { try intercept(invocation, proceed) } else { try proceed() }
+        }
+        return cls
+    }
+
+    /// A new proxy of `proxyClass` (made by `makeClass`) wrapping `target` (retained).
+    public static func create(_ proxyClass: RuntimeClass, wrapping target: some MessageReceiver) throws(RuntimeError) -> Object {
+        guard let ivar = proxyClass.ivar(named: targetIvarName) else {
+            throw .invalidArgument(className: proxyClass.name, selector: "-", reason: "not a proxy class: no '\(targetIvarName)' ivar")
+        }
+        let proxy = try proxyClass.createInstance()
+        try proxy.setValue(target.receiver, for: ivar)
+        return proxy
+    }
+}

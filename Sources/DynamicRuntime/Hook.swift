@@ -1,0 +1,321 @@
+import CShims
+import Glibc
+
+/// Where a hook runs relative to the method's original implementation.
+public enum HookPosition: Sendable, CustomStringConvertible {
+    /// Before the original, in the order hooks were added; may change arguments.
+    case before
+    /// Around the original: the newest runs first and calls `proceed()` to run the next one
+    /// (and finally the original); not calling it drops the call.
+    case instead
+    /// After the original, in the order hooks were added; sees and may change the return value.
+    case after
+
+    public var description: String {
+        switch self {
+        case .before: "before"
+        case .instead: "instead"
+        case .after: "after"
+        }
+    }
+}
+
+/// A handle to one installed hook. `remove()` uninstalls it; the method is restored exactly
+/// (same IMP pointer) when its last hook goes.
+public final class HookToken: Hashable, @unchecked Sendable, CustomStringConvertible {
+    let id: UInt64
+    let hook: MethodHook
+    /// Where the hook runs.
+    public let position: HookPosition
+
+    init(id: UInt64, hook: MethodHook, position: HookPosition) {
+        self.id = id
+        self.hook = hook
+        self.position = position
+    }
+
+    /// Whether the hook is still installed.
+    public var isActive: Bool { Runtime.state.lock.withLock { hook.contains(id) } }
+
+    /// Uninstalls the hook. Removing twice is harmless and returns false.
+    @discardableResult
+    public func remove() -> Bool { HookRegistry.remove(self) }
+
+    public static func == (a: HookToken, b: HookToken) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { "HookToken(\(position) -[\(hook.cls.name) \(hook.selector.name)])" }
+}
+
+/// One call as a hook sees it. Valid only while the hook runs: to keep the call, make an
+/// `Invocation` with `makeInvocation()`.
+public struct HookContext {
+    let hook: MethodHook
+    let chain: HookChain
+    let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    let returnStorage: UnsafeMutableRawPointer
+    let state: UnsafeMutablePointer<HookCallState>
+
+    /// The receiver.
+    public var target: ObjectRef { ObjectRef(arguments[0]!.load(as: sf_id?.self)) }
+    /// The selector that was sent.
+    public var selector: Selector { hook.selector }
+    /// The method's types.
+    public var signature: Signature { hook.signature }
+    /// The implementation the hook wraps (resolved now, for an inherited method).
+    public var originalImplementation: IMP { hook.currentOriginal() }
+    /// Whether the original (or the next instead-hook) has run for this call.
+    public var didProceed: Bool { state.pointee.proceeded }
+
+    private func check(_ index: Int, _ type: TypeEncoding) throws(RuntimeError) -> TypeEncoding {
+        let types = hook.signature.argumentTypes
+        guard index >= 0, index < types.count - 2 else {
+            throw .invalidArgument(className: hook.cls.visibleName, selector: selector.name,
+                                   reason: "argument index \(index) out of range 0..<\(types.count - 2)")
+        }
+        guard types[index + 2].isCompatible(with: type) else {
+            throw .signatureMismatch(className: hook.cls.visibleName, selector: selector.name,
+                                     expected: hook.signature.encoding, actual: "argument \(index) used as '\(type.encoding)'")
+        }
+        return types[index + 2]
+    }
+
+    /// Argument `index` (0 is the first after the selector), checked against the signature.
+    public func argument<T: MessageArgument>(at index: Int, as _: T.Type = T.self) throws(RuntimeError) -> T {
+        _ = try check(index, T.typeEncoding)
+        return T(argumentStorage: arguments[index + 2]!)
+    }
+
+    /// Replaces argument `index` for the rest of this call (borrowed: keep objects alive).
+    public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
+        _ = try check(index, (value as? DynamicValue)?.typeEncoding ?? T.typeEncoding)
+        value.storeArgument(to: arguments[index + 2]!)
+    }
+
+    /// All arguments after the selector, as dynamic values.
+    public var argumentValues: [DynamicValue] {
+        let types = hook.signature.argumentTypes
+        return (2..<types.count).map { DynamicValue.load(types[$0], from: arguments[$0]!, isReturn: false) }
+    }
+
+    /// The return value so far (zero until the original runs or a hook sets it).
+    public func returnValue<T: MessageReturn>(as _: T.Type = T.self) throws(RuntimeError) -> T {
+        let sig = hook.signature
+        guard sig.returnType.isCompatible(with: T.returnEncoding) else {
+            throw .signatureMismatch(className: hook.cls.visibleName, selector: selector.name, expected: sig.encoding,
+                                     actual: "return value read as '\(T.returnEncoding.encoding)'")
+        }
+        if sig.returnType == .object, let o = returnStorage.load(as: sf_id?.self) { sf_retain_inline(o) }
+        return T(returnStorage: returnStorage)
+    }
+
+    /// The return value so far, as a dynamic value.
+    public var returnValueDescription: DynamicValue {
+        DynamicValue.load(hook.signature.returnType, from: returnStorage, isReturn: false)
+    }
+
+    /// Sets the value the caller receives.
+    public func setReturnValue<T: MessageReturn>(_ value: T) throws(RuntimeError) {
+        let sig = hook.signature
+        guard sig.returnType.isCompatible(with: T.returnEncoding) else {
+            throw .signatureMismatch(className: hook.cls.visibleName, selector: selector.name, expected: sig.encoding,
+                                     actual: "return value set as '\(T.returnEncoding.encoding)'")
+        }
+        releaseReturnObject()
+        value.storeReturn(to: returnStorage)
+    }
+
+    /// Sets the return value from a dynamic value of the right type.
+    public func setReturnValue(_ value: DynamicValue) throws(RuntimeError) {
+        guard hook.signature.returnType.isCompatible(with: value.typeEncoding) else {
+            throw .signatureMismatch(className: hook.cls.visibleName, selector: selector.name, expected: hook.signature.encoding,
+                                     actual: "return value set as '\(value.typeEncoding.encoding)'")
+        }
+        releaseReturnObject()
+        value.store(to: returnStorage, isReturn: true)
+    }
+
+    private func releaseReturnObject() {
+        if hook.signature.returnType == .object, let o = returnStorage.load(as: sf_id?.self) {
+            returnStorage.storeBytes(of: nil, as: sf_id?.self)
+            sf_release_inline(o)
+        }
+    }
+
+    /// Runs the next instead-hook, or the original; the result lands in the return value.
+    public func proceed() throws(RuntimeError) {
+        let next = state.pointee.insteadIndex
+        if next < chain.instead.count {
+            state.pointee.insteadIndex += 1
+            try chain.instead[next].body(self)
+        } else {
+            try invokeOriginal()
+        }
+    }
+
+    /// Runs the original implementation now, skipping any remaining instead-hooks.
+    public func invokeOriginal() throws(RuntimeError) {
+        state.pointee.proceeded = true
+        releaseReturnObject()
+        try hook.callOriginal(arguments, returnStorage)
+    }
+
+    /// A retained record of this call that can be replayed later, on any thread, after the
+    /// caller has returned. Replaying calls the original implementation, not the hook.
+    public func makeInvocation() -> Invocation {
+        let inv = Invocation.capture(signature: hook.signature.storage, arguments: arguments)
+        inv.storage.header.implementation = hook.currentOriginal()
+        inv.retainArguments()
+        return inv
+    }
+
+    /// Like `makeInvocation()`, but reuses `record` when it has this call's signature, so a
+    /// steady stream of captured calls allocates nothing.
+    public func capture(into record: inout Invocation?) {
+        if record?.storage.header.signature === hook.signature.storage, isKnownUniquelyReferenced(&record!.storage) {
+            let r = record!
+            r.storage.refill(from: arguments)
+            r.storage.header.implementation = hook.currentOriginal()
+            r.retainArguments()
+        } else {
+            record = makeInvocation()
+        }
+    }
+}
+
+/// Per-call bookkeeping, on the trampoline's stack.
+struct HookCallState {
+    var insteadIndex = 0
+    var proceeded = false
+}
+
+/// An immutable list of hooks for one method, replaced whole on every change.
+final class HookChain: @unchecked Sendable {
+    struct Entry {
+        let id: UInt64
+        let body: (HookContext) throws(RuntimeError) -> Void
+    }
+
+    let before: [Entry]
+    /// Newest first.
+    let instead: [Entry]
+    let after: [Entry]
+
+    init(before: [Entry] = [], instead: [Entry] = [], after: [Entry] = []) {
+        self.before = before
+        self.instead = instead
+        self.after = after
+    }
+
+    var isEmpty: Bool { before.isEmpty && instead.isEmpty && after.isEmpty }
+
+    func adding(_ e: Entry, at position: HookPosition) -> HookChain {
+        switch position {
+        case .before: HookChain(before: before + [e], instead: instead, after: after)
+        case .instead: HookChain(before: before, instead: [e] + instead, after: after)
+        case .after: HookChain(before: before, instead: instead, after: after + [e])
+        }
+    }
+
+    func removing(_ id: UInt64) -> HookChain {
+        HookChain(before: before.filter { $0.id != id }, instead: instead.filter { $0.id != id },
+                  after: after.filter { $0.id != id })
+    }
+
+    func contains(_ id: UInt64) -> Bool {
+        before.contains { $0.id == id } || instead.contains { $0.id == id } || after.contains { $0.id == id }
+    }
+}
+
+/// The trampoline for one (class, selector): a libffi closure with the method's own `ffi_cif`
+/// that runs the chain around the original implementation.
+final class MethodHook: @unchecked Sendable {
+    let cls: RuntimeClass
+    let selector: Selector
+    let signature: Signature
+    let slot: UnsafeMutablePointer<sf_hook_slot>
+    /// True when the class did not define the method itself: the original is looked up in
+    /// the superclass on each call, so later changes there are honoured (lock held).
+    var inherited: Bool
+    /// Keeps the original closure IMP alive (lock held).
+    var originalOwner: ClosureIMP?
+    var trampoline: ClosureIMP!
+    /// The table entry the trampoline is installed in (lock held).
+    var record: MethodRecord!
+
+    init(cls: RuntimeClass, selector: Selector, signature: Signature, inherited: Bool, original: IMP) throws(RuntimeError) {
+        self.cls = cls
+        self.selector = selector
+        self.signature = signature
+        self.inherited = inherited
+        slot = UnsafeMutableRawPointer.allocate(byteCount: sf_hook_slot_size(), alignment: 16)
+            .assumingMemoryBound(to: sf_hook_slot.self)
+        slot.initialize(to: sf_hook_slot())
+        sf_hook_set_original(slot, inherited ? nil : original.pointer)
+        originalOwner = inherited ? nil : original.owner
+        let emptyChain = Unmanaged.passRetained(HookChain()).toOpaque()
+        _ = sf_hook_swap_chain(slot, emptyChain)
+        trampoline = try ClosureIMP(signature: signature) { [unowned(unsafe) self] ret, args in
+            try self.run(ret, args)
+        }
+    }
+
+    deinit {
+        if let chain = sf_hook_swap_chain(slot, nil) { Unmanaged<HookChain>.fromOpaque(chain).release() }
+        slot.deallocate()
+    }
+
+    var chain: HookChain { Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!).takeUnretainedValue() }
+
+    func contains(_ id: UInt64) -> Bool { chain.contains(id) }
+
+    /// Publishes a new chain; the old one is freed after a grace period (lock held).
+    func publish(_ new: HookChain) {
+        let old = sf_hook_swap_chain(slot, Unmanaged.passRetained(new).toOpaque())!
+        Runtime.state.retire { Unmanaged<HookChain>.fromOpaque(old).release() }
+    }
+
+    /// The trampoline body: before hooks, instead hooks or the original, after hooks.
+    func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
+        sf_rcu_enter()
+        defer { sf_rcu_exit() }
+        let chain = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!).takeUnretainedValue()
+        ret.initializeMemory(as: UInt8.self, repeating: 0, count: signature.storage.returnSize)
+        var state = HookCallState()
+        try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
+            let ctx = HookContext(hook: self, chain: chain, arguments: args, returnStorage: ret, state: p)
+            for e in chain.before { try e.body(ctx) }
+            try ctx.proceed()
+            for e in chain.after { try e.body(ctx) }
+        }
+    }
+
+    /// The original IMP now (an inherited one is looked up in the superclass).
+    func currentOriginal() -> IMP {
+        if let imp = sf_hook_original(slot) {
+            return IMP(pointer: imp, owner: Runtime.state.lock.withLock { originalOwner })
+        }
+        sf_rcu_enter()
+        defer { sf_rcu_exit() }
+        let m = sf_lookup_method(cls.lookupSuperclass!.raw, selector.raw)!
+        return MethodRecord.from(m)?.imp ?? IMP(sf_method_imp(m)!)
+    }
+
+    func callOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer) throws(RuntimeError) {
+        let imp: sf_imp
+        if let direct = sf_hook_original(slot) {
+            imp = direct
+        } else {
+            guard let superclass = cls.lookupSuperclass, let m = sf_lookup_method(superclass.raw, selector.raw) else {
+                throw Forwarding.unrecognized(cls.raw, selector)
+            }
+            imp = sf_method_imp(m)!
+        }
+        sf_ffi_call(&signature.storage.raw.pointee.cif, imp, ret, args)
+        try Runtime.rethrowPending()
+    }
+}
+
+extension RuntimeClass {
+    /// The name users know: a hidden per-object class reports its superclass's.
+    var visibleName: String { isHidden ? (superclass?.name ?? name) : name }
+}

@@ -1,0 +1,221 @@
+import CShims
+import Glibc
+
+/// Installs and removes hooks. All changes happen under the runtime lock; senders see either
+/// the old or the new table entry and chain, never a torn one.
+enum HookRegistry {
+    nonisolated(unsafe) private static var nextID: UInt64 = 1
+    /// Hidden per-object classes by object (lock held).
+    nonisolated(unsafe) private static var hiddenClasses: [sf_id: RuntimeClass] = [:]
+    private static let installDeallocHandler: Void = {
+        HiddenClassRegistry.onObjectDeallocated = { obj, hidden in HookRegistry.objectDeallocated(obj, hidden) }
+    }()
+
+    typealias Body = (HookContext) throws(RuntimeError) -> Void
+
+    static func add(on cls: RuntimeClass, _ selector: Selector, _ position: HookPosition,
+                    expecting types: String?, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
+        if Forwarding.reserved.contains(selector) {
+            throw .reservedSelector(className: cls.visibleName, selector: selector.name,
+                                    reason: "it drives forwarding itself; define the method instead of hooking it")
+        }
+        try cls.checkReserved(selector)
+        let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
+        return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
+            guard !cls.isDisposed else { throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "the class was disposed") }
+            guard let method = cls.findMethod(selector) else {
+                throw .hookFailed(className: cls.visibleName, selector: selector.name,
+                                  reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it")
+            }
+            if let expected, !expected.isCompatible(with: method.signature) {
+                throw .signatureMismatch(className: cls.visibleName, selector: selector.name,
+                                         expected: method.signature.encoding, actual: expected.encoding)
+            }
+            let hook = try installedHook(cls, method)
+            let id = nextID
+            nextID += 1
+            hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body), at: position))
+            return HookToken(id: id, hook: hook, position: position)
+        }
+    }
+
+    /// The hook for `cls`'s entry of `method`, installing the trampoline if needed (lock held).
+    private static func installedHook(_ cls: RuntimeClass, _ method: MethodRecord) throws(RuntimeError) -> MethodHook {
+        if method.owningClass === cls, let hook = method.hook { return hook }
+        if method.owningClass === cls {
+            let hook = try MethodHook(cls: cls, selector: method.selector, signature: method.signature,
+                                      inherited: false, original: method.imp)
+            hook.record = method
+            _ = method.exchange(with: hook.trampoline.imp)
+            method.hook = hook
+            return hook
+        }
+        // Inherited: give this class its own entry so the superclass is left untouched.
+        let hook = try MethodHook(cls: cls, selector: method.selector, signature: method.signature,
+                                  inherited: true, original: method.imp)
+        let record = MethodRecord(selector: method.selector, signature: method.signature, imp: hook.trampoline.imp, in: cls)
+        record.hook = hook
+        hook.record = record
+        cls.methods[method.selector] = record
+        cls.flushCaches()
+        return hook
+    }
+
+    static func remove(_ token: HookToken) -> Bool {
+        let removed = Runtime.state.lock.withLock { () -> Bool in
+            let hook = token.hook
+            guard hook.record?.hook === hook, hook.contains(token.id) else { return false }
+            let chain = hook.chain.removing(token.id)
+            hook.publish(chain)
+            if chain.isEmpty { uninstall(hook) }
+            return true
+        }
+        Runtime.state.collectGarbage()
+        return removed
+    }
+
+    /// Puts the original back exactly (lock held).
+    private static func uninstall(_ hook: MethodHook) {
+        let cls = hook.cls
+        let record = hook.record!
+        record.hook = nil
+        let trampoline = hook.trampoline
+        if hook.inherited {
+            cls.methods[hook.selector] = nil
+            cls.flushCaches()
+            Runtime.state.retire {
+                record.free()
+                _ = trampoline
+                _ = hook
+            }
+        } else {
+            let original = IMP(pointer: sf_hook_original(hook.slot)!, owner: hook.originalOwner)
+            _ = record.exchange(with: original)
+            Runtime.state.retire {
+                _ = trampoline
+                _ = hook
+            }
+        }
+        if cls.isHidden, let obj = cls.hiddenObject, !cls.methods.values.contains(where: { $0.hook != nil }) {
+            // No hooks left on this object: it goes back to its class. The hidden class stays
+            // for reuse until the object is deallocated, so in-flight sends stay valid.
+            sf_object_set_isa(obj, cls.superclass!.raw)
+        }
+    }
+
+    /// The object's hidden subclass, created on first use, installed as its isa.
+    static func hiddenClass(for obj: sf_id) throws(RuntimeError) -> RuntimeClass {
+        _ = installDeallocHandler
+        if let existing = Runtime.state.lock.withLock({ () -> RuntimeClass? in
+            guard let c = hiddenClasses[obj] else { return nil }
+            sf_object_set_isa(obj, c.raw)
+            return c
+        }) {
+            return existing
+        }
+        guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
+            throw .hookFailed(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",
+                              reason: "per-object hooks apply to instances; hook the metaclass for class methods")
+        }
+        let visible = RuntimeClass.from(sf_object_getClass(obj)!)
+        let name = "\(visible.name)#hooked@\(UInt(bitPattern: obj))"
+        let hidden = try RuntimeClass(unregisteredName: name, superclass: visible, hidden: true)
+        hidden.register()
+        return Runtime.state.lock.withLock {
+            if let raced = hiddenClasses[obj] {
+                sf_object_set_isa(obj, raced.raw)
+                return raced
+            }
+            hidden.hiddenObject = obj
+            hiddenClasses[obj] = hidden
+            sf_object_set_isa(obj, hidden.raw)
+            return hidden
+        }
+    }
+
+    /// The object is going: drop its hooks and its hidden class.
+    static func objectDeallocated(_ obj: sf_id, _ hidden: RuntimeClass) {
+        Runtime.state.lock.withLock {
+            hiddenClasses[obj] = nil
+            hidden.hiddenObject = nil
+            for record in hidden.methods.values {
+                if let hook = record.hook {
+                    hook.publish(HookChain())
+                    uninstall(hook)
+                }
+            }
+        }
+        try? hidden.dispose()
+    }
+}
+
+// MARK: - Public API
+
+extension RuntimeClass {
+    /// Hooks `selector` for every instance (for a metaclass: the class method). `body` runs at
+    /// `position` with the call's `HookContext`. Hooking an inherited method gives this class
+    /// its own entry, leaving the superclass untouched.
+    ///
+    /// - Parameter types: the signature the hook expects, checked against the method's.
+    /// - Throws: `hookFailed` (no such method), `reservedSelector`, `signatureMismatch`.
+    @discardableResult
+    public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
+                     _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+        try HookRegistry.add(on: self, selector, position, expecting: types, wrap(body))
+    }
+
+    /// Hooks the class method `selector` (a hook on the metaclass).
+    @discardableResult
+    public func hookClassMethod(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
+                                _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+        try HookRegistry.add(on: instanceClass.metaclass, selector, position, expecting: types, wrap(body))
+    }
+
+    /// Observes messages before they run, like RxCocoa's `sentMessage`.
+    @discardableResult
+    public func onMessageSent(_ selector: Selector, _ body: @escaping (ObjectRef, [DynamicValue]) -> Void) throws(RuntimeError) -> HookToken {
+        try hook(selector, .before) { ctx in body(ctx.target, ctx.argumentValues) }
+    }
+
+    /// Observes completed calls with their result, like RxCocoa's `methodInvoked`.
+    @discardableResult
+    public func onMethodInvoked(_ selector: Selector,
+                                _ body: @escaping (ObjectRef, [DynamicValue], DynamicValue) -> Void) throws(RuntimeError) -> HookToken {
+        try hook(selector, .after) { ctx in body(ctx.target, ctx.argumentValues, ctx.returnValueDescription) }
+    }
+}
+
+extension ObjectRef {
+    /// Hooks `selector` for this object only (it gets a private subclass, as KVO does);
+    /// other instances of its class are untouched.
+    @discardableResult
+    public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
+                     _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+        guard let raw else { throw .hookFailed(className: "nil", selector: selector.name, reason: "cannot hook nil") }
+        let hidden = try HookRegistry.hiddenClass(for: raw)
+        return try HookRegistry.add(on: hidden, selector, position, expecting: types, wrap(body))
+    }
+}
+
+extension Object {
+    /// Hooks `selector` for this object only; see `ObjectRef.hook`.
+    @discardableResult
+    public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
+                     _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+        try ref.hook(selector, position, expecting: types, body)
+    }
+}
+
+/// Hook bodies may throw anything; the sender receives it as a RuntimeError naming the method.
+private func wrap(_ body: @escaping (HookContext) throws -> Void) -> HookRegistry.Body {
+    { (ctx: HookContext) throws(RuntimeError) in
+        do {
+            try body(ctx)
+        } catch let e as RuntimeError {
+            throw e
+        } catch {
+            throw .implementationFailed(className: ctx.hook.cls.visibleName, selector: ctx.selector.name,
+                                        reason: String(describing: error))
+        }
+    }
+}

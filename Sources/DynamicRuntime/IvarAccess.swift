@@ -1,0 +1,58 @@
+import CShims
+
+/// Typed access to instance variables. Object ivars are strong: setting retains the new value
+/// and releases the old one.
+extension MessageReceiver {
+    private func slot(_ ivar: Ivar, _ type: TypeEncoding) throws(RuntimeError) -> UnsafeMutableRawPointer {
+        guard let raw = receiver.raw else {
+            throw .invalidArgument(className: "nil", selector: "-", reason: "ivar '\(ivar.name)' read from nil")
+        }
+        let cls = RuntimeClass.from(sf_object_getClass(raw)!)
+        guard let declared = cls.ivar(named: ivar.name), declared.offset == ivar.offset else {
+            throw .invalidArgument(className: cls.name, selector: "-", reason: "no ivar '\(ivar.name)' in this class chain")
+        }
+        guard ivar.type.isCompatible(with: type) else {
+            throw .signatureMismatch(className: cls.name, selector: ivar.name, expected: ivar.type.encoding, actual: type.encoding)
+        }
+        return UnsafeMutableRawPointer(raw) + ivar.offset
+    }
+
+    /// Reads an ivar, checking its type.
+    public func value<T: MessageArgument>(of ivar: Ivar, as _: T.Type = T.self) throws(RuntimeError) -> T {
+        T(argumentStorage: try slot(ivar, T.typeEncoding))
+    }
+
+    /// Writes an ivar, checking its type.
+    public func setValue<T: MessageArgument>(_ value: T, for ivar: Ivar) throws(RuntimeError) {
+        let p = try slot(ivar, T.typeEncoding)
+        if case .object = ivar.type {
+            let old = p.load(as: sf_id?.self)
+            value.storeArgument(to: p)
+            if let new = p.load(as: sf_id?.self) { sf_retain_inline(new) }
+            if let old { sf_release_inline(old) }
+        } else {
+            value.storeArgument(to: p)
+        }
+    }
+
+    /// Reads an ivar by name.
+    public func value<T: MessageArgument>(ofIvar name: String, as type: T.Type = T.self) throws(RuntimeError) -> T {
+        try value(of: ivar(name), as: type)
+    }
+
+    /// Writes an ivar by name.
+    public func setValue<T: MessageArgument>(_ value: T, forIvar name: String) throws(RuntimeError) {
+        try setValue(value, for: ivar(name))
+    }
+
+    private func ivar(_ name: String) throws(RuntimeError) -> Ivar {
+        guard let raw = receiver.raw, let c = sf_object_getClass(raw) else {
+            throw .invalidArgument(className: "nil", selector: "-", reason: "ivar '\(name)' accessed on nil")
+        }
+        let cls = RuntimeClass.from(c)
+        guard let v = cls.ivar(named: name) else {
+            throw .invalidArgument(className: cls.name, selector: "-", reason: "no ivar named '\(name)'")
+        }
+        return v
+    }
+}
