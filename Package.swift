@@ -42,6 +42,7 @@ let package = Package(
             path: "Tests/CInteropFixtures"
         ),
         .testTarget(name: "DynamicRuntimeTests", dependencies: ["DynamicRuntime"]),
+        .testTarget(name: "MessageThrottleTests", dependencies: ["MessageThrottle"]),
         .testTarget(name: "CInteropTests", dependencies: ["CInteropFixtures", "DynamicRuntime"]),
     ]
 )

@@ -27,6 +27,12 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
         return Invocation(storage: s)
     }
 
+    /// Whether two handles refer to the same record.
+    public static func === (a: Invocation, b: Invocation) -> Bool { a.storage === b.storage }
+
+    /// Whether this handle is the only reference to its record (so it can be reused).
+    public mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&storage) }
+
     /// The method's types.
     public var signature: Signature { Signature(storage: storage.header.signature) }
     /// Arguments after the receiver and selector.

@@ -1,0 +1,93 @@
+import DynamicRuntime
+
+/// A rule's live state once applied: its hook, its limiter and a spare record to reuse.
+final class AppliedRule: @unchecked Sendable {
+    unowned let rule: Rule
+    let engine: Engine
+    var limiter: Limiter<Invocation>!
+    var hook: HookToken?
+    var deallocToken: DeallocObserverToken?
+    private let lock = ThrottleLock()
+    /// A record no limiter holds, refilled by the next message: captured calls allocate
+    /// nothing in steady state.
+    private var spare: Invocation?
+    private var _lastResult: DynamicValue?
+
+    init(rule: Rule, engine: Engine) {
+        self.rule = rule
+        self.engine = engine
+    }
+
+    var lastResult: DynamicValue? { lock.withLock { _lastResult } }
+
+    /// The hook body: decide, then perform now, drop, or keep the call for later.
+    func handle(_ ctx: HookContext) throws {
+        if PerformingCall.isActive(ctx.target, ctx.selector) {
+            // An instance rule (or our own replay) is performing this call: let it through.
+            try ctx.proceed()
+            return
+        }
+        if let always = rule.alwaysInvoke, always(rule, ctx) {
+            try perform(ctx)
+            return
+        }
+        var record = lock.withLock { () -> Invocation? in
+            defer { spare = nil }
+            return spare
+        }
+        ctx.capture(into: &record)
+        var previous = limiter.pending
+        switch limiter.receive(record!) {
+        case let .performNow(payload):
+            if payload === record! {
+                try perform(ctx)
+            } else {
+                performDelayed(payload)
+            }
+            keepSpare(record!)
+        case .dropped:
+            try writeSuppressedReturn(ctx)
+            keepSpare(record!)
+        case .deferred:
+            try writeSuppressedReturn(ctx)
+            // The record the limiter just let go of can serve the next message.
+            if previous != nil, previous!.isUniquelyReferenced() { keepSpare(previous!) }
+        }
+    }
+
+    private func keepSpare(_ r: Invocation) {
+        lock.withLock { if spare == nil { spare = r } }
+    }
+
+    private func perform(_ ctx: HookContext) throws {
+        try PerformingCall.with(ctx.target, ctx.selector) { try ctx.proceed() }
+        if case .lastResult = rule.suppressedReturn {
+            let value = ctx.returnValueDescription
+            lock.withLock { _lastResult = value }
+        }
+    }
+
+    /// Performs a held message (on the executor, or on a flushing thread).
+    func performDelayed(_ invocation: Invocation) {
+        do {
+            try PerformingCall.with(invocation.target, invocation.selector) { try invocation.invoke() }
+            if case .lastResult = rule.suppressedReturn {
+                let value = invocation.returnValue
+                lock.withLock { _lastResult = value }
+            }
+        } catch {
+            rule.onDelayedError?(error)
+        }
+    }
+
+    private func writeSuppressedReturn(_ ctx: HookContext) throws {
+        switch rule.suppressedReturn {
+        case .zero:
+            break
+        case let .value(v):
+            try ctx.setReturnValue(v)
+        case .lastResult:
+            if let v = lastResult { try ctx.setReturnValue(v) }
+        }
+    }
+}

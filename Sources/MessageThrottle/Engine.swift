@@ -1,0 +1,168 @@
+import Dispatch
+import DynamicRuntime
+
+/// Applies and discards rules. Thread-safe; one rule per selector per class hierarchy across
+/// all engines, as in MessageThrottle. An instance rule takes precedence over a class rule
+/// for its instance.
+public final class Engine: @unchecked Sendable {
+    /// The shared engine.
+    public static let shared = Engine()
+
+    /// Runs delayed messages of rules that name no executor.
+    public let defaultExecutor: any ThrottleExecutor
+
+    private let lock = ThrottleLock()
+    private var applied: [ObjectIdentifier: Rule] = [:]
+
+    /// All rules applied anywhere, for the one-rule-per-hierarchy check.
+    private static let registryLock = ThrottleLock()
+    nonisolated(unsafe) private static var registry: [ObjectIdentifier: Rule] = [:]
+
+    /// An engine whose delayed messages run on `executor` (default: its own serial queue).
+    public init(executor: (any ThrottleExecutor)? = nil) {
+        defaultExecutor = executor ?? DispatchQueueExecutor(queue: DispatchQueue(label: "MessageThrottle.Engine"))
+    }
+
+    /// The rules applied to this engine.
+    public var rules: [Rule] { lock.withLock { Array(applied.values) } }
+
+    /// The rule that limits `selector` for `receiver`: its instance rule, else the class rule
+    /// of its class or a superclass (for a class object: its class-method rule).
+    public func rule(for receiver: some MessageReceiver, selector: Selector) -> Rule? {
+        let all = rules
+        if let cls = receiver as? RuntimeClass {
+            return all.first { r in
+                if case let .classMethods(c) = r.target { return r.selector == selector && cls.instanceClass.isSubclass(of: c) }
+                return false
+            }
+        }
+        let raw = receiver.receiver.raw.map(UnsafeMutableRawPointer.init)
+        if let instance = all.first(where: { r in
+            if case let .instance(_, id, _) = r.target { return r.selector == selector && id == raw }
+            return false
+        }) { return instance }
+        guard let cls = receiver.runtimeClass else { return nil }
+        return all.first { r in
+            if case let .instances(c) = r.target { return r.selector == selector && cls.isSubclass(of: c) }
+            return false
+        }
+    }
+
+    /// Applies `rule`: hooks its selector on its target and starts limiting.
+    ///
+    /// - Throws: `conflictingRule` naming the class that already has a rule for the selector,
+    ///   `alreadyApplied`, `targetDeallocated`, or `runtime` when the hook is refused.
+    public func apply(_ rule: Rule) throws(ThrottleError) {
+        try Engine.registryLock.withLock { () throws(ThrottleError) in
+            guard rule.applied == nil, Engine.registry[ObjectIdentifier(rule)] == nil else {
+                throw .alreadyApplied(selector: rule.selector.name, target: rule.target.description)
+            }
+            if let conflict = Engine.registry.values.first(where: { Engine.conflicts($0, rule) }) {
+                throw .conflictingRule(selector: rule.selector.name, target: rule.target.description,
+                                       existingOn: conflict.target.description)
+            }
+            let state = AppliedRule(rule: rule, engine: self)
+            state.limiter = Limiter<Invocation>(
+                mode: rule.mode, duration: rule.duration, executor: rule.executor ?? defaultExecutor,
+                perform: { [unowned state] inv in state.performDelayed(inv) },
+                reject: { [unowned rule] inv in rule.onReject?(inv) })
+            let body: (HookContext) throws -> Void = { [unowned state] ctx in try state.handle(ctx) }
+            var object: Object?
+            if case let .instance(weak, _, _) = rule.target {
+                object = weak.object
+                if object == nil { throw .targetDeallocated(selector: rule.selector.name) }
+            }
+            do throws(RuntimeError) {
+                switch rule.target {
+                case .instance:
+                    guard let object else { return }
+                    state.hook = try object.hook(rule.selector, .instead, body)
+                    state.deallocToken = object.onDeallocate { [weak self, unowned rule] _ in
+                        self?.discard(rule, pending: .cancel)
+                    }
+                case let .instances(cls):
+                    state.hook = try cls.hook(rule.selector, .instead, body)
+                case let .classMethods(cls):
+                    state.hook = try cls.hookClassMethod(rule.selector, .instead, body)
+                }
+            } catch {
+                throw .runtime(error)
+            }
+            Engine.registry[ObjectIdentifier(rule)] = rule
+            rule.setApplied(state)
+            lock.withLock { applied[ObjectIdentifier(rule)] = rule }
+        }
+    }
+
+    /// Discards `rule`: its hook is removed (the method is restored when no other hook needs
+    /// it) and a pending delayed message is cancelled or flushed. Returns false if the rule
+    /// was not applied here; discarding twice is harmless.
+    @discardableResult
+    public func discard(_ rule: Rule, pending: PendingPolicy = .cancel) -> Bool {
+        let state: AppliedRule? = Engine.registryLock.withLock {
+            guard let state = rule.applied, state.engine === self else { return nil }
+            Engine.registry[ObjectIdentifier(rule)] = nil
+            rule.setApplied(nil)
+            lock.withLock { applied[ObjectIdentifier(rule)] = nil }
+            return state
+        }
+        guard let state else { return false }
+        state.hook?.remove()
+        if let token = state.deallocToken, case let .instance(weak, _, _) = rule.target {
+            weak.object?.removeDeallocObserver(token)
+        }
+        switch pending {
+        case .cancel: state.limiter.cancel()
+        case .flush: state.limiter.flush()
+        }
+        return true
+    }
+
+    /// Discards every rule of this engine.
+    public func discardAll(pending: PendingPolicy = .cancel) {
+        for r in rules { discard(r, pending: pending) }
+    }
+
+    /// One rule per selector per class hierarchy; instance rules only clash on one object.
+    static func conflicts(_ a: Rule, _ b: Rule) -> Bool {
+        guard a.selector == b.selector else { return false }
+        switch (a.target, b.target) {
+        case let (.instance(_, x, _), .instance(_, y, _)):
+            return x == y
+        case let (.instances(x), .instances(y)), let (.classMethods(x), .classMethods(y)):
+            return x.isSubclass(of: y) || y.isSubclass(of: x)
+        default:
+            return false
+        }
+    }
+}
+
+extension MessageReceiver {
+    /// Limits `selector` on this receiver — an object, a class (its instances) or a metaclass
+    /// (its class methods) — to once per `duration` in `mode`, and returns the applied rule.
+    ///
+    /// ```swift
+    /// let rule = try button.limit("tap:", oncePer: .milliseconds(300), mode: .firstly)
+    /// ```
+    @discardableResult
+    public func limit(_ selector: Selector, oncePer duration: Duration, mode: ThrottleMode = .default,
+                      executor: (any ThrottleExecutor)? = nil, in engine: Engine = .shared) throws(ThrottleError) -> Rule {
+        let rule = Rule(target: self, selector: selector, duration: duration, mode: mode, executor: executor)
+        try engine.apply(rule)
+        return rule
+    }
+}
+
+extension Engine {
+    /// Limits the instance method `selector` of the class named `className`.
+    @discardableResult
+    public func limit(className: String, _ selector: Selector, oncePer duration: Duration,
+                      mode: ThrottleMode = .default, classMethod: Bool = false) throws(ThrottleError) -> Rule {
+        guard let cls = RuntimeClass.named(className) else {
+            throw .runtime(.invalidArgument(className: className, selector: selector.name, reason: "no class named '\(className)'"))
+        }
+        let rule = Rule(target: classMethod ? cls.metaclass : cls, selector: selector, duration: duration, mode: mode)
+        try apply(rule)
+        return rule
+    }
+}

@@ -1,0 +1,167 @@
+import DynamicRuntime
+
+/// What a rule limits: one object, the instance methods of a class, or its class methods.
+public enum RuleTarget: CustomStringConvertible, @unchecked Sendable {
+    /// One object; other instances of its class are untouched. Held weakly: the rule is
+    /// discarded automatically when the object is deallocated.
+    case instance(WeakReference, identity: UnsafeMutableRawPointer, className: String)
+    /// Every instance of a class (and of its subclasses).
+    case instances(of: RuntimeClass)
+    /// A class's class methods (the metaclass).
+    case classMethods(of: RuntimeClass)
+
+    /// Derives the target from a receiver: an object, a class (instances) or a metaclass.
+    init(_ receiver: some MessageReceiver) {
+        if let cls = receiver as? RuntimeClass {
+            self = cls.isMetaclass ? .classMethods(of: cls.instanceClass) : .instances(of: cls)
+        } else {
+            let ref = receiver.receiver
+            self = .instance(WeakReference(ref), identity: UnsafeMutableRawPointer(ref.raw!),
+                             className: receiver.runtimeClass?.name ?? "nil")
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case let .instance(_, identity, name): "<\(name): \(identity)>"
+        case let .instances(cls): "instances of \(cls.name)"
+        case let .classMethods(cls): "class \(cls.name)"
+        }
+    }
+}
+
+/// What a caller gets back when its message is dropped or deferred.
+public enum SuppressedReturn: Sendable {
+    /// Zero, false or nil.
+    case zero
+    /// A fixed value of the method's return type.
+    case value(DynamicValue)
+    /// The result of the last performed message (zero before the first).
+    case lastResult
+}
+
+/// What to do with a delayed message that is still pending when its rule is discarded.
+public enum PendingPolicy: Sendable {
+    /// Drop it.
+    case cancel
+    /// Perform it now, on the discarding thread.
+    case flush
+}
+
+/// A throttling rule: which messages (`target`, `selector`), how (`mode`, `duration`) and
+/// where delayed messages run (`executor`). Rules stay live: changing `mode` or `duration` of
+/// an applied rule takes effect at the next message.
+public final class Rule: @unchecked Sendable, CustomStringConvertible {
+    /// What the rule limits.
+    public let target: RuleTarget
+    /// The limited selector.
+    public let selector: Selector
+
+    private let lock = ThrottleLock()
+    private var _duration: Duration
+    private var _mode: ThrottleMode
+    private var _executor: (any ThrottleExecutor)?
+    private var _alwaysInvoke: (@Sendable (Rule, HookContext) -> Bool)?
+    private var _suppressedReturn: SuppressedReturn = .zero
+    private var _onReject: (@Sendable (Invocation) -> Void)?
+    private var _onDelayedError: (@Sendable (any Error) -> Void)?
+    var applied: AppliedRule?
+
+    /// A rule for `selector` on `target`: an object (that object only), a class (its instance
+    /// methods) or a metaclass (its class methods).
+    public init(target: some MessageReceiver, selector: Selector, duration: Duration,
+                mode: ThrottleMode = .default, executor: (any ThrottleExecutor)? = nil) {
+        self.target = RuleTarget(target)
+        self.selector = selector
+        _duration = duration
+        _mode = mode
+        _executor = executor
+    }
+
+    /// The window length; zero or less performs every message at once.
+    public var duration: Duration {
+        get { lock.withLock { _duration } }
+        set {
+            let limiter = lock.withLock { () -> Limiter<Invocation>? in
+                _duration = newValue
+                return applied?.limiter
+            }
+            limiter?.duration = newValue
+        }
+    }
+
+    /// How messages are thinned out.
+    public var mode: ThrottleMode {
+        get { lock.withLock { _mode } }
+        set {
+            let limiter = lock.withLock { () -> Limiter<Invocation>? in
+                _mode = newValue
+                return applied?.limiter
+            }
+            limiter?.mode = newValue
+        }
+    }
+
+    /// Where delayed messages run; nil uses the engine's serial queue. Read when applied.
+    public var executor: (any ThrottleExecutor)? {
+        get { lock.withLock { _executor } }
+        set { lock.withLock { _executor = newValue } }
+    }
+
+    /// Lets a message bypass the rule (performed at once, not counted) when it returns true.
+    public var alwaysInvoke: (@Sendable (Rule, HookContext) -> Bool)? {
+        get { lock.withLock { _alwaysInvoke } }
+        set { lock.withLock { _alwaysInvoke = newValue } }
+    }
+
+    /// What a dropped or deferred message returns to its caller (`.zero` by default).
+    public var suppressedReturn: SuppressedReturn {
+        get { lock.withLock { _suppressedReturn } }
+        set { lock.withLock { _suppressedReturn = newValue } }
+    }
+
+    /// Receives messages rejected while cooling down (`.cooldown`). The invocation is valid
+    /// during the call only; copy what you need.
+    public var onReject: (@Sendable (Invocation) -> Void)? {
+        get { lock.withLock { _onReject } }
+        set { lock.withLock { _onReject = newValue } }
+    }
+
+    /// Receives errors from delayed messages, which have no caller to throw to.
+    public var onDelayedError: (@Sendable (any Error) -> Void)? {
+        get { lock.withLock { _onDelayedError } }
+        set { lock.withLock { _onDelayedError = newValue } }
+    }
+
+    /// Whether the rule is applied to an engine.
+    public var isApplied: Bool { lock.withLock { applied != nil } }
+
+    /// The delayed message waiting to be performed, if any.
+    public var pendingInvocation: Invocation? { lock.withLock { applied }?.limiter.pending }
+
+    /// The result of the last message the rule let through.
+    public var lastResult: DynamicValue? { lock.withLock { applied }?.lastResult }
+
+    /// Performs the pending message now, on this thread. Returns whether one was pending.
+    @discardableResult
+    public func flush() -> Bool { lock.withLock { applied }?.limiter.flush() ?? false }
+
+    /// Drops the pending message and starts afresh: the next message is treated as the first.
+    public func cancel() { lock.withLock { applied }?.limiter.cancel() }
+
+    /// Applies the rule to `engine` (the shared one by default).
+    public func apply(in engine: Engine = .shared) throws(ThrottleError) { try engine.apply(self) }
+
+    /// Discards the rule from the engine it is applied to.
+    @discardableResult
+    public func discard(pending: PendingPolicy = .cancel) -> Bool {
+        guard let engine = lock.withLock({ applied?.engine }) else { return false }
+        return engine.discard(self, pending: pending)
+    }
+
+    func setApplied(_ a: AppliedRule?) { lock.withLock { applied = a } }
+
+    public var description: String {
+        "Rule(\(selector) on \(target), \(mode), \(duration))"
+    }
+}
