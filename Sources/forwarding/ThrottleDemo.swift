@@ -1,6 +1,69 @@
 import DynamicRuntime
+import MessageThrottle
 
-/// The throttling part of the demo (filled in with the MessageThrottle engine).
+/// The throttling part of the demo: one burst of messages against each mode, on a timeline,
+/// run in virtual time so the picture is exact and instant.
 enum ThrottleDemo {
-    static func run() throws {}
+    /// When each message is sent (ms) — its argument is its position, 1-based.
+    static let sends = [0, 20, 40, 60, 150, 170, 190, 210, 400, 430]
+    static let window = 100
+    static let width = 70  // columns; 10 ms each
+
+    static func run() throws {
+        print("\n== throttling: \(sends.count) messages, window \(window) ms " + String(repeating: "=", count: 22))
+        print("   each column is 10 ms; digits are the message's argument (1-9, then 0 for 10)\n")
+        let cls = try RuntimeClass(name: "Ticker")
+        let log = Log()
+        try cls.addMethod("tick:") { (_: ObjectRef, n: Int) in log.record(n) }
+        let modes: [(String, ThrottleMode)] = [
+            ("firstly", .firstly),
+            ("last", .last),
+            ("debounce", .debounce),
+            ("debounce maxWait 150", .debounceMaxWait(.milliseconds(150))),
+            ("throttle lead+trail", .throttle(leading: true, trailing: true)),
+            ("cooldown", .cooldown),
+        ]
+        print("   " + pad("sent", 20) + "|" + row(sends.enumerated().map { ($1, $0 + 1) }) + "|")
+        for (name, mode) in modes {
+            let clock = ManualClock()
+            let engine = Engine(executor: ManualExecutor(clock: clock))
+            log.reset(clock)
+            let obj = try cls.createInstance()
+            let rule = try obj.limit("tick:", oncePer: .milliseconds(window), mode: mode, in: engine)
+            let rejectLog = Log()
+            rejectLog.reset(clock)
+            rule.onReject = { inv in rejectLog.record((try? inv.argument(at: 0, as: Int.self)) ?? 0) }
+            for (i, t) in sends.enumerated() {
+                clock.advance(to: ThrottleInstant(nanoseconds: Int64(t) * 1_000_000))
+                try obj.send("tick:", i + 1, as: Void.self)
+            }
+            clock.advance(by: .milliseconds(window * 3))
+            rule.discard()
+            let ran = log.entries
+            let rejected = rejectLog.entries.map(\.1)
+            print("   " + pad(name, 20) + "|" + row(ran) + "|  ran " + ran.map { "\($0.1)@\($0.0)" }.joined(separator: " ")
+                  + (rejected.isEmpty ? "" : "; rejected \(rejected.map(String.init).joined(separator: ","))"))
+        }
+        print("\n   firstly: first at once, the rest ignored for the window.  last: each window's last")
+        print("   message at its end.  debounce: after a quiet window.  maxWait: at least every 150 ms.")
+        print("   throttle: leading and trailing edges (a lone call fires once).  cooldown: rejected calls reported.")
+    }
+
+    private static func row(_ events: [(Int, Int)]) -> String {
+        var cells = Array(repeating: Character("."), count: width)
+        for (t, n) in events where t / 10 < width {
+            cells[t / 10] = Character(String(n % 10))
+        }
+        return String(cells)
+    }
+
+    private static func pad(_ s: String, _ n: Int) -> String { s + String(repeating: " ", count: max(0, n - s.count)) }
+
+    /// Records (time in ms, argument) for each performed tick.
+    final class Log: @unchecked Sendable {
+        private(set) var entries: [(Int, Int)] = []
+        private var clock: ManualClock?
+        func reset(_ c: ManualClock) { entries = []; clock = c }
+        func record(_ n: Int) { entries.append((Int((clock?.now.nanoseconds ?? 0) / 1_000_000), n)) }
+    }
 }
