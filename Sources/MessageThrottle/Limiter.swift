@@ -359,3 +359,5 @@ public final class Limiter<Payload>: @unchecked Sendable {
         after.release = nil
     }
 }
+
+extension Limiter.Decision: Sendable where Payload: Sendable {}
