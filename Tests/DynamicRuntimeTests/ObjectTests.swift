@@ -1,4 +1,5 @@
 import CShims
+import Synchronization
 import XCTest
 @testable import DynamicRuntime
 
@@ -139,25 +140,28 @@ final class ObjectTests: XCTestCase {
     }
 
     func testWeakReferencesUnderConcurrentLoadsAndRelease() throws {
-        // Many threads load weak references while their objects die: a load returns a live
-        // object or nil, never a dying one.
-        let count = 2000
-        let objects = try (0..<count).map { _ in try cls.createInstance() }
-        let weaks = objects.map { WeakReference($0) }
-        nonisolated(unsafe) var owned: [Object?] = objects
+        // Seven threads load weak references while an eighth drops the only strong ones: a
+        // load returns a live, usable object or nil, never a dying one, and whichever thread
+        // releases last deallocates.
+        try cls.addMethod("alive") { (_: ObjectRef) in 1 }
+        let count = 3000
         let before = Runtime.liveObjectCount
+        nonisolated(unsafe) var owned: [Object?] = try (0..<count).map { _ in try cls.createInstance() }
+        let weaks = owned.map { WeakReference($0!) }
+        let failures = Atomic<Int>(0)
         runThreads(8) { t in
             if t == 0 {
                 for i in 0..<count { owned[i] = nil }
-            } else {
-                for i in stride(from: t, to: count, by: 7) {
-                    if let o = weaks[i].object { XCTAssertGreaterThan(o.retainCount, 0) }
-                }
+                return
+            }
+            for i in stride(from: t - 1, to: count, by: 7) {
+                guard let o = weaks[i].object else { continue }
+                if o.retainCount < 1 || (try? o.send("alive") as Int) != 1 { failures.add(1, ordering: .relaxed) }
             }
         }
-        _ = owned
-        withExtendedLifetime(objects) {}
-        XCTAssertEqual(Runtime.liveObjectCount, before, "objects kept alive only by `objects`")
+        XCTAssertEqual(failures.load(ordering: .relaxed), 0)
+        XCTAssertEqual(Runtime.liveObjectCount, before)
+        XCTAssertTrue(weaks.allSatisfy { $0.object == nil })
     }
 
     func testAssociatedObjectsAreRetainedAndReleasedOnDealloc() throws {
