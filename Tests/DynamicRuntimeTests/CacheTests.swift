@@ -32,7 +32,7 @@ final class CacheTests: XCTestCase {
         assertThrows(.doesNotRecognizeSelector(className: c.name, selector: "foo", isClassMethod: false)) { try obj.send("foo") as Int }
     }
 
-    func testMissesAreNotCached() throws {
+    func testAMethodAddedAfterAMissIsFound() throws {
         let cls = try RuntimeClass(name: uniqueName())
         let obj = try cls.createInstance()
         for _ in 0..<3 { XCTAssertFalse(obj.responds(to: "late")) }
