@@ -254,6 +254,25 @@ final class MethodTests: XCTestCase {
         XCTAssertEqual(try subObj.send("v") as Int, 3)
     }
 
+    /// A `Method` value keeps its record alive, so it must stay readable after the method is
+    /// removed from its class (removal only unpublishes it).
+    func testAMethodValueOutlivesRemoval() throws {
+        try knownBug("removeMethod frees the sf_method that a Method value still points to (MethodTable.swift)")
+        try cls.addMethod("gone") { (_: ObjectRef) in 5 }
+        let method = try XCTUnwrap(cls.ownMethod(for: "gone"))
+        let imp = method.implementation
+        try cls.removeMethod("gone")
+        Runtime.state.collectGarbage()
+        // Reuse the freed memory the way later allocations would.
+        let filler = (0..<64).map { _ in
+            UnsafeMutableRawPointer.allocate(byteCount: sf_method_struct_size(), alignment: 16)
+                .initializeMemory(as: UInt8.self, repeating: 0xA5, count: sf_method_struct_size())
+        }
+        defer { filler.forEach { $0.deallocate() } }
+        XCTAssertEqual(method.implementation, imp)
+        XCTAssertEqual(sf_method_getName(method.raw), Selector("gone").raw)
+    }
+
     func testRawBodyClosures() throws {
         try cls.addMethod("sum3:::", types: "q@:qiq") { ret, args in
             let a = args[2]!.load(as: Int64.self)
