@@ -3,9 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct sf_cache sf_empty_cache = {.mask = 0, .occupied = 0};
-// The empty cache needs one readable (empty) bucket behind it.
-static struct sf_cache_bucket sf_empty_bucket_storage[1] __attribute__((used));
+// The empty cache's one bucket must be part of the object itself: a probe reads buckets[0]
+// and loops until it sees NULL, and nothing guarantees what the linker places after a
+// separate array (it was `retired_head`, so lookups in a fresh class spun forever once a cache
+// had been retired). Initialising the flexible array member (a GNU C extension that clang
+// and GCC support for static objects) reserves the bucket inside sf_empty_cache.
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wgnu-flexible-array-initializer"
+struct sf_cache sf_empty_cache = {.mask = 0, .occupied = 0, .buckets = {{NULL, NULL}}};
+#pragma clang diagnostic pop
 
 static struct sf_cache *retired_head;
 

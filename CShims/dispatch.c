@@ -1,5 +1,6 @@
 // Message lookup entry points for C callers: the cache first, the slow path on a miss.
 #include "sf_private.h"
+#include <stdio.h>
 
 sf_lookup_slow_fn _Atomic sf_lookup_slow;
 struct sf_method sf_forward_method;
@@ -27,17 +28,36 @@ sf_method_t sf_class_getInstanceMethod(sf_class_t cls, sf_sel sel) {
     return m;
 }
 
+void sf_clear_last_error(void);  // error.c: cheaper than sf_set_last_error(SF_OK, "") on hits
+
+// The miss is reported like Swift's doesNotRecognizeSelector, naming the class users see.
+static void record_unrecognized(sf_class_t cls, sf_sel sel) {
+    sf_class_t shown = cls;
+    while (shown->superclass && (shown->info & SF_CLASS_HIDDEN)) shown = shown->superclass;
+    bool meta = cls->info & SF_CLASS_META;
+    char message[512];
+    snprintf(message, sizeof message, "%c[%s %s]: unrecognized selector sent to %s", meta ? '+' : '-',
+             shown->name ? shown->name : "?", sel->name, meta ? "class" : "instance");
+    sf_set_last_error(SF_ERR_UNRECOGNIZED_SELECTOR, message);
+}
+
 static sf_imp lookup_imp(sf_class_t cls, sf_sel sel) {
     sf_rcu_enter();
     sf_method_t m = sf_lookup_method(cls, sel);
     sf_imp imp = m ? sf_method_imp(m) : NULL;
     sf_rcu_exit();
+    if (imp) sf_clear_last_error();
+    else record_unrecognized(cls, sel);
     return imp;
 }
 
 sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
     if (!obj) {
         sf_set_last_error(SF_ERR_NIL_RECEIVER, "message sent to a nil receiver");
+        return NULL;
+    }
+    if (!sel) {
+        sf_set_last_error(SF_ERR_INVALID_ARGUMENT, "sf_msg_lookup: selector is NULL");
         return NULL;
     }
     return lookup_imp(sf_object_isa(obj), sel);
@@ -48,12 +68,20 @@ sf_imp sf_msg_lookup_super(sf_class_t cls, sf_sel sel) {
         sf_set_last_error(SF_ERR_NIL_RECEIVER, "super lookup from a class with no superclass");
         return NULL;
     }
+    if (!sel) {
+        sf_set_last_error(SF_ERR_INVALID_ARGUMENT, "sf_msg_lookup_super: selector is NULL");
+        return NULL;
+    }
     return lookup_imp(cls, sel);
 }
 
 sf_imp sf_class_getMethodImplementation(sf_class_t cls, sf_sel sel) {
     if (!cls || !sel) return NULL;
-    return lookup_imp(cls, sel);
+    sf_rcu_enter();
+    sf_method_t m = sf_lookup_method(cls, sel);
+    sf_imp imp = m ? sf_method_imp(m) : NULL;
+    sf_rcu_exit();
+    return imp;
 }
 
 sf_sel sf_method_getName(sf_method_t m) { return m ? m->sel : NULL; }

@@ -16,3 +16,9 @@ void sf_set_last_error(sf_status status, const char *message) {
 sf_status sf_last_error(void) { return last_status; }
 
 const char *sf_last_error_message(void) { return last_message; }
+
+// The success path of lookups: two thread-local stores, no copying.
+void sf_clear_last_error(void) {
+    last_status = SF_OK;
+    last_message[0] = '\0';
+}

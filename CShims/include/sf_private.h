@@ -310,6 +310,17 @@ static inline size_t sf_object_header_size(void) { return sizeof(struct sf_objec
 static inline size_t sf_class_struct_size(void) { return sizeof(struct sf_class); }
 static inline size_t sf_method_struct_size(void) { return sizeof(struct sf_method); }
 
+/* Cache introspection, for tests and diagnostics (racy outside the runtime lock). */
+static inline uint32_t sf_class_cache_capacity(sf_class_t cls) {
+    return atomic_load_explicit(&cls->cache, memory_order_acquire)->mask + 1;
+}
+static inline uint32_t sf_class_cache_occupied(sf_class_t cls) {
+    return atomic_load_explicit(&cls->cache, memory_order_acquire)->occupied;
+}
+static inline uint32_t sf_class_cache_seq(sf_class_t cls) {
+    return atomic_load_explicit(&cls->cache_seq, memory_order_acquire);
+}
+
 /* Live counts, for leak checks in tests and the stress run. */
 extern _Atomic intptr_t sf_live_objects;
 extern _Atomic intptr_t sf_live_closures;

@@ -133,7 +133,13 @@ func sf_class_addIvar_impl(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?, _ 
     }
     let c = RuntimeClass.from(cls)
     do throws(RuntimeError) {
-        let sig = try Signature("v@:" + String(cString: types))
+        let sig: Signature
+        do {
+            sig = try Signature("v@:" + String(cString: types))
+        } catch let .malformedEncoding(_, offset, reason) {
+            // Report the caller's text and offsets, not the method encoding built around it.
+            throw RuntimeError.malformedEncoding(encoding: String(cString: types), offset: max(offset - 3, 0), reason: reason)
+        }
         guard sig.argumentTypes.count == 3 else {
             throw RuntimeError.malformedEncoding(encoding: String(cString: types), offset: 0, reason: "expected exactly one type")
         }
@@ -224,7 +230,12 @@ func sf_object_removeDeallocObserver_impl(_ obj: sf_id?, _ token: UInt64) -> Boo
 @_cdecl("sf_msg_send")
 func sf_msg_send_impl(_ obj: sf_id?, _ sel: sf_sel?, _ ret: UnsafeMutableRawPointer?,
                       _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> sf_status {
-    guard let obj else { return fail(.invalidArgument(className: "nil", selector: "-", reason: "message sent to a NULL receiver"), SF_ERR_NIL_RECEIVER) }
+    guard let obj else {
+        // No RuntimeError case carries this code: record it directly so that the return value
+        // and sf_last_error() agree.
+        sf_set_last_error(SF_ERR_NIL_RECEIVER, "message sent to a NULL receiver")
+        return SF_ERR_NIL_RECEIVER
+    }
     guard let sel else { return fail(.invalidArgument(className: "-", selector: "-", reason: "selector is NULL"), SF_ERR_INVALID_ARGUMENT) }
     do {
         try CMessageSend.send(obj, Selector(raw: sel), ret: ret, args: args)

@@ -203,6 +203,12 @@ struct TypeEncodingParser {
                 index += 1
                 return .pointer(nil)
             }
+            if bytes[index] == UInt8(ascii: "{") {
+                // Behind a pointer a struct may be opaque (`^{Name=}`): only by-value needs fields.
+                let structStart = index
+                index += 1
+                return .pointer(try parseStruct(start: structStart, depth: depth + 1, opaqueAllowed: true))
+            }
             return .pointer(try parseType(allowVoid: true, depth: depth + 1))
         case UInt8(ascii: "{"):
             return try parseStruct(start: start, depth: depth)
@@ -221,7 +227,7 @@ struct TypeEncodingParser {
         }
     }
 
-    mutating func parseStruct(start: Int, depth: Int) throws(RuntimeError) -> TypeEncoding {
+    mutating func parseStruct(start: Int, depth: Int, opaqueAllowed: Bool = false) throws(RuntimeError) -> TypeEncoding {
         let nameStart = index
         while !atEnd, bytes[index] != UInt8(ascii: "="), bytes[index] != UInt8(ascii: "}") {
             if bytes[index] == UInt8(ascii: "{") { throw fail("'{' inside a struct name") }
@@ -230,7 +236,11 @@ struct TypeEncodingParser {
         guard !atEnd else { throw fail("unterminated struct; expected '=' and '}'", at: start) }
         let name = String(decoding: bytes[nameStart..<index], as: UTF8.self)
         if bytes[index] == UInt8(ascii: "}") {
-            throw fail("struct '\(name)' has no fields; its layout must be spelled out", at: start)
+            guard opaqueAllowed else {
+                throw fail("struct '\(name)' has no fields; its layout must be spelled out", at: start)
+            }
+            index += 1
+            return .structure(name: name, fields: [])
         }
         index += 1  // '='
         var fields: [TypeEncoding] = []
@@ -247,7 +257,7 @@ struct TypeEncodingParser {
         }
         guard !atEnd else { throw fail("unterminated struct '\(name)'; expected '}'", at: start) }
         index += 1
-        if fields.isEmpty { throw fail("struct '\(name)' has no fields", at: start) }
+        if fields.isEmpty, !opaqueAllowed { throw fail("struct '\(name)' has no fields", at: start) }
         return .structure(name: name, fields: fields)
     }
 }
