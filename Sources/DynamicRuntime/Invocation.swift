@@ -345,9 +345,22 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         header.ownsReturnObject = header.signature.returnType == .object
     }
 
+    /// Bytes a direct libffi call writes for this return type, which is all a caller's storage
+    /// must hold: a word for integers and pointers (ffi_arg), 4 for a float, a struct's own
+    /// size, nothing for void. `returnSize` rounds up to a word and would overrun a C caller's
+    /// `float` or 3-byte struct.
+    var returnValueByteCount: Int {
+        let sig = header.signature
+        switch sig.returnType {
+        case .void: return 0
+        case .float, .double, .structure: return Int(sf_ffi_type_size(sig.raw.pointee.return_type))
+        default: return MemoryLayout<UInt64>.size
+        }
+    }
+
     /// Copies the return value out to a caller, giving it its own +1 for objects.
     func copyReturn(to destination: UnsafeMutableRawPointer) {
-        destination.copyMemory(from: returnPointer, byteCount: header.signature.returnSize)
+        destination.copyMemory(from: returnPointer, byteCount: returnValueByteCount)
         if header.signature.returnType == .object, let o = returnPointer.load(as: sf_id?.self) {
             if header.ownsReturnObject {
                 // Ownership moves to the caller.
