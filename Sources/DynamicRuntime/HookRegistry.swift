@@ -96,11 +96,11 @@ enum HookRegistry {
                 _ = hook
             }
         }
-        if cls.isHidden, let obj = cls.hiddenObject, !cls.methods.values.contains(where: { $0.hook != nil }) {
-            // No hooks left on this object: it goes back to its class. The hidden class stays
-            // for reuse until the object is deallocated, so in-flight sends stay valid.
-            sf_object_set_isa(obj, cls.superclass!.raw)
-        }
+        // A hidden per-object class stays the object's isa when its last hook goes: it has no
+        // methods left, so sends find the class's own, and it is reused by the next hook. Only
+        // deallocation (objectDeallocated, which runs for objects whose isa is hidden) may drop
+        // it and its `hiddenClasses` entry; giving the object its class back here meant neither
+        // ever happened, and a new object at the same address inherited the dead one's class.
     }
 
     /// The object's hidden subclass, created on first use, installed as its isa.
