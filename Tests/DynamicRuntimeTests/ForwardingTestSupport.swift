@@ -190,3 +190,6 @@ func fwdFingerprint(_ v: DynamicValue) -> String {
 func fwdStaticCString(_ s: String) -> CString {
     CString(UnsafePointer(strdup(s)!))
 }
+
+/// A C function pointer as a comparable IMP (C function types are not Equatable in Swift).
+func fwdIMP(_ p: sf_imp?) -> IMP? { p.map { IMP($0) } }
