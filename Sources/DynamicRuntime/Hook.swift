@@ -310,7 +310,14 @@ final class MethodHook: @unchecked Sendable {
             }
             imp = sf_method_imp(m)!
         }
-        sf_ffi_call(&signature.storage.raw.pointee.cif, imp, ret, args)
+        // libffi's x86-64 ffi_call rewrites the avalue entries of structs larger than 16 bytes
+        // to point at copies in its own frame, dead once it returns. Call with a copy of the
+        // vector: `args` must stay valid for after-hooks, another proceed(), makeInvocation().
+        let count = signature.argumentTypes.count
+        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: count) { copy in
+            copy.baseAddress!.initialize(from: args, count: count)
+            sf_ffi_call(&signature.storage.raw.pointee.cif, imp, ret, copy.baseAddress!)
+        }
         try Runtime.rethrowPending()
     }
 }

@@ -232,8 +232,15 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     var base: UnsafeMutableRawPointer {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
     }
+    /// The argument vector for libffi, rebuilt on every use: libffi's x86-64 ffi_call points the
+    /// entries of structs larger than 16 bytes at copies in its own frame, which are dead once
+    /// it returns, so a vector that has been called with must not be trusted again.
     var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
-        (base + header.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        let base = self.base
+        let v = (base + header.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        let offsets = header.signature.argumentOffsets
+        for i in offsets.indices { v[i] = base + offsets[i] }
+        return v
     }
     var returnPointer: UnsafeMutableRawPointer { base + header.returnOffset }
     func argumentPointer(_ i: Int) -> UnsafeMutableRawPointer { base + header.signature.argumentOffsets[i] }
