@@ -375,6 +375,31 @@ final class InvocationRecordTests: XCTestCase {
         XCTAssertEqual(Runtime.liveObjectCount, objectBaseline)
     }
 
+    func testARecordWithALargeStructArgumentCanBeInvokedAgain() throws {
+        let cls = try makeClass("InvBigStruct")
+        let received = FwdLocked<[FwdRect]>([])
+        try cls.addMethod("keep:") { (_: ObjectRef, r: FwdRect) -> Double in
+            received.withLock { $0.append(r) }
+            return r.origin.x + r.size.height
+        }
+        let o = try cls.createInstance()
+        let rect = FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
+        let inv = Invocation(signature: try Signature("d@:{Rect={Point=dd}{Size=dd}}"), target: o, selector: "keep:")
+        try inv.setArgument(rect, at: 0)
+        try inv.invoke()
+        try inv.invoke()
+        try inv.invoke(using: cls.ownMethod(for: "keep:")!.implementation)
+        XCTAssertEqual(received.current, [rect, rect, rect])
+        // Through fast forwarding, then directly.
+        let fwd = try makeClass("InvBigStructFwd")
+        try fwd.setForwardingTarget { _, _ in o.ref }
+        let f = try fwd.createInstance()
+        try inv.invoke(target: f)
+        try inv.invoke(target: f)
+        XCTAssertEqual(received.current, [rect, rect, rect, rect, rect])
+        XCTAssertEqual(try inv.returnValue(as: Double.self), 5)
+    }
+
     func testUnretainedRecordDoesNotOwnAnything() throws {
         let cls = try makeClass("InvBorrow")
         let t = try cls.createInstance()
