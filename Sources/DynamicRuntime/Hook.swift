@@ -134,7 +134,7 @@ public struct HookContext {
         value.store(to: returnStorage, isReturn: true)
     }
 
-    private func releaseReturnObject() {
+    fileprivate func releaseReturnObject() {
         if hook.signature.returnType == .object, let o = returnStorage.load(as: sf_id?.self) {
             returnStorage.storeBytes(of: nil, as: sf_id?.self)
             sf_release_inline(o)
@@ -283,9 +283,16 @@ final class MethodHook: @unchecked Sendable {
         var state = HookCallState()
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
             let ctx = HookContext(hook: self, chain: chain, arguments: args, returnStorage: ret, state: p)
-            for e in chain.before { try e.body(ctx) }
-            try ctx.proceed()
-            for e in chain.after { try e.body(ctx) }
+            do throws(RuntimeError) {
+                for e in chain.before { try e.body(ctx) }
+                try ctx.proceed()
+                for e in chain.after { try e.body(ctx) }
+            } catch {
+                // The caller gets zero (closureEntry clears the storage): an object the original
+                // or a hook already put there is owned by this call and must go first.
+                ctx.releaseReturnObject()
+                throw error
+            }
         }
     }
 
