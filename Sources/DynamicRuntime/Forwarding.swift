@@ -158,7 +158,12 @@ enum Forwarding {
         let isMeta = sf_class_info(cls) & UInt32(SF_CLASS_META) != 0
         let resolver = isMeta ? resolveClassMethod : resolveInstanceMethod
         // The class object receives the resolver; for a class method the receiver is that class.
-        let classObject: sf_id = isMeta ? raw : sf_class_as_object(cls)
+        // An object with per-object hooks has a hidden subclass as its isa: ask its visible class,
+        // so that what the resolver adds serves every instance (the hidden class's cache is
+        // flushed with its superclass's, so the retry below finds it).
+        var visible = cls
+        while sf_class_info(visible) & UInt32(SF_CLASS_HIDDEN) != 0, let s: sf_class_t = sf_class_super(visible) { visible = s }
+        let classObject: sf_id = isMeta ? raw : sf_class_as_object(visible)
         guard implements(sf_object_isa(classObject), resolver) else { return false }
         let added: Bool = try ObjectRef(classObject).send(resolver, selector)
         return added
