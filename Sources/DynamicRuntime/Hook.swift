@@ -35,7 +35,9 @@ public final class HookToken: Hashable, @unchecked Sendable, CustomStringConvert
     }
 
     /// Whether the hook is still installed.
-    public var isActive: Bool { Runtime.state.lock.withLock { hook.contains(id) } }
+    public var isActive: Bool {
+        Runtime.state.lock.withLock { hook.record?.hook === hook && hook.isInTable && hook.contains(id) }
+    }
 
     /// Uninstalls the hook. Removing twice is harmless and returns false.
     @discardableResult
@@ -267,6 +269,10 @@ final class MethodHook: @unchecked Sendable {
     var chain: HookChain { Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!).takeUnretainedValue() }
 
     func contains(_ id: UInt64) -> Bool { chain.contains(id) }
+
+    /// Whether the entry the trampoline is installed in is still in its class's table (lock
+    /// held). Disposing a class (metaclass included) drops and frees its entries.
+    var isInTable: Bool { !cls.isDisposed && record != nil && cls.methods[selector] === record }
 
     /// Publishes a new chain; the old one is freed after a grace period (lock held).
     func publish(_ new: HookChain) {

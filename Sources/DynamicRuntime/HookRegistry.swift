@@ -64,7 +64,17 @@ enum HookRegistry {
     static func remove(_ token: HookToken) -> Bool {
         let removed = Runtime.state.lock.withLock { () -> Bool in
             let hook = token.hook
-            guard hook.record?.hook === hook, hook.contains(token.id) else { return false }
+            guard let record = hook.record, record.hook === hook else { return false }
+            guard hook.isInTable else {
+                // The class (or, for a class-method hook, its class) was disposed: the table entry
+                // the trampoline sat in is freed, so there is nothing to restore and it must not
+                // be written. Break the record <-> hook cycle so the trampoline can go, after a
+                // grace period (a late send may still be inside it).
+                record.hook = nil
+                Runtime.state.retire { _ = hook }
+                return false
+            }
+            guard hook.contains(token.id) else { return false }
             let chain = hook.chain.removing(token.id)
             hook.publish(chain)
             if chain.isEmpty { uninstall(hook) }
