@@ -219,6 +219,47 @@ final class HookSafetyTests: XCTestCase {
         XCTAssertEqual(try o.send("unrelated") as Int, 5)
     }
 
+    // MARK: - Tokens that outlive what they hooked
+
+    func testTokensOfADeallocatedObjectOrADisposedClassAreInactive() throws {
+        // The object goes while hooked: its private class and hooks go with it.
+        let cls = try makeCalc("HookTokenOutlives")
+        var token: HookToken?
+        do {
+            let x = try cls.createInstance()
+            token = try x.hook("add:to:", .before) { _ in }
+            fwdWarmIsa(x)
+            XCTAssertTrue(token!.isActive)
+        }
+        fwdCollect()
+        XCTAssertFalse(token!.isActive)
+        XCTAssertFalse(token!.remove())
+
+        // The class is disposed while hooked: its method table (and the entry the hook sits in)
+        // is freed, so removing the hook afterwards must not touch it.
+        let doomed = try makeCalc("HookTokenDisposed")
+        let t1 = try doomed.hook("add:to:", .before) { _ in }
+        let t2 = try doomed.hookClassMethod("make", .after) { _ in }
+        try doomed.dispose()
+        fwdCollect()
+        XCTAssertFalse(t1.isActive)
+        XCTAssertFalse(t1.remove())
+        XCTAssertFalse(t2.remove())
+        fwdCollect()
+    }
+
+    func testMethodsWithHooksCannotBeRemovedOrExchanged() throws {
+        let cls = try makeCalc("HookGuards")
+        try cls.addMethod("sub:from:") { (_: ObjectRef, a: Int, b: Int) in b - a }
+        let t = try cls.hook("add:to:", .before) { _ in }
+        XCTAssertTrue(fwdError { try cls.removeMethod("add:to:") }?.isHookFailed ?? false)
+        XCTAssertTrue(fwdError { try cls.exchangeImplementations("add:to:", "sub:from:") }?.isHookFailed ?? false)
+        t.remove()
+        try cls.exchangeImplementations("add:to:", "sub:from:")
+        let o = try cls.createInstance()
+        XCTAssertEqual(try o.send("add:to:", 1, 5) as Int, 4)
+    }
+
     // MARK: - Re-entrant sends
 
     func testAHookThatSendsTheSameMessageToItsObjectReentersTheHook() throws {
