@@ -40,7 +40,7 @@ enum Forwarding {
         }
         if implements(cls, forwardInvocation) {
             let sig = try methodSignature(raw, selector, cls) ?? signature
-            guard sig.isCompatible(with: signature) else {
+            guard accepts(sig, for: signature) else {
                 throw .signatureMismatch(className: visibleName(cls), selector: selector.name,
                                          expected: sig.encoding, actual: signature.encoding)
             }
@@ -124,14 +124,29 @@ enum Forwarding {
                              arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
                              returnValue: UnsafeMutableRawPointer) throws(RuntimeError) -> Signature {
         let sig = Signature(raw: sf_method_sig(m))
-        guard sig.isCompatible(with: callerSignature) || callerSignature.returnType == .void && sig.argumentTypes.count == callerSignature.argumentTypes.count
-                && zip(sig.argumentTypes.dropFirst(2), callerSignature.argumentTypes.dropFirst(2)).allSatisfy({ $0.isCompatible(with: $1) }) else {
+        guard accepts(sig, for: callerSignature) else {
             throw .signatureMismatch(className: visibleName(cls), selector: selector.name,
                                      expected: sig.encoding, actual: callerSignature.encoding)
         }
         sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(m)!, returnValue, arguments)
         try Runtime.rethrowPending()
         return sig
+    }
+
+    /// Swift callers that do not state a return type (dynamic sends, `as: Void.self`) pass a
+    /// void signature with return storage of at least this many bytes
+    /// (`MessageSend.withReturnStorage`, `InvocationStorage.make`).
+    static let unknownReturnCapacity = 16
+
+    /// Whether a method typed `sig` may run on a frame laid out for `caller`: the same types,
+    /// or the same arguments for a caller that did not state a return type — when the value
+    /// fits its storage. (A bigger struct would be written past the caller's buffer.)
+    static func accepts(_ sig: Signature, for caller: Signature) -> Bool {
+        if sig.isCompatible(with: caller) { return true }
+        return caller.returnType == .void
+            && sig.argumentTypes.count == caller.argumentTypes.count
+            && zip(sig.argumentTypes.dropFirst(2), caller.argumentTypes.dropFirst(2)).allSatisfy { $0.isCompatible(with: $1) }
+            && sig.storage.returnSize <= unknownReturnCapacity
     }
 
     static func implements(_ cls: sf_class_t, _ selector: Selector) -> Bool {
@@ -143,7 +158,12 @@ enum Forwarding {
         let isMeta = sf_class_info(cls) & UInt32(SF_CLASS_META) != 0
         let resolver = isMeta ? resolveClassMethod : resolveInstanceMethod
         // The class object receives the resolver; for a class method the receiver is that class.
-        let classObject: sf_id = isMeta ? raw : sf_class_as_object(cls)
+        // An object with per-object hooks has a hidden subclass as its isa: ask its visible class,
+        // so that what the resolver adds serves every instance (the hidden class's cache is
+        // flushed with its superclass's, so the retry below finds it).
+        var visible = cls
+        while sf_class_info(visible) & UInt32(SF_CLASS_HIDDEN) != 0, let s: sf_class_t = sf_class_super(visible) { visible = s }
+        let classObject: sf_id = isMeta ? raw : sf_class_as_object(visible)
         guard implements(sf_object_isa(classObject), resolver) else { return false }
         let added: Bool = try ObjectRef(classObject).send(resolver, selector)
         return added

@@ -35,7 +35,9 @@ public final class HookToken: Hashable, @unchecked Sendable, CustomStringConvert
     }
 
     /// Whether the hook is still installed.
-    public var isActive: Bool { Runtime.state.lock.withLock { hook.contains(id) } }
+    public var isActive: Bool {
+        Runtime.state.lock.withLock { hook.record?.hook === hook && hook.isInTable && hook.contains(id) }
+    }
 
     /// Uninstalls the hook. Removing twice is harmless and returns false.
     @discardableResult
@@ -134,7 +136,7 @@ public struct HookContext {
         value.store(to: returnStorage, isReturn: true)
     }
 
-    private func releaseReturnObject() {
+    fileprivate func releaseReturnObject() {
         if hook.signature.returnType == .object, let o = returnStorage.load(as: sf_id?.self) {
             returnStorage.storeBytes(of: nil, as: sf_id?.self)
             sf_release_inline(o)
@@ -268,6 +270,10 @@ final class MethodHook: @unchecked Sendable {
 
     func contains(_ id: UInt64) -> Bool { chain.contains(id) }
 
+    /// Whether the entry the trampoline is installed in is still in its class's table (lock
+    /// held). Disposing a class (metaclass included) drops and frees its entries.
+    var isInTable: Bool { !cls.isDisposed && record != nil && cls.methods[selector] === record }
+
     /// Publishes a new chain; the old one is freed after a grace period (lock held).
     func publish(_ new: HookChain) {
         let old = sf_hook_swap_chain(slot, Unmanaged.passRetained(new).toOpaque())!
@@ -283,9 +289,16 @@ final class MethodHook: @unchecked Sendable {
         var state = HookCallState()
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
             let ctx = HookContext(hook: self, chain: chain, arguments: args, returnStorage: ret, state: p)
-            for e in chain.before { try e.body(ctx) }
-            try ctx.proceed()
-            for e in chain.after { try e.body(ctx) }
+            do throws(RuntimeError) {
+                for e in chain.before { try e.body(ctx) }
+                try ctx.proceed()
+                for e in chain.after { try e.body(ctx) }
+            } catch {
+                // The caller gets zero (closureEntry clears the storage): an object the original
+                // or a hook already put there is owned by this call and must go first.
+                ctx.releaseReturnObject()
+                throw error
+            }
         }
     }
 
@@ -310,7 +323,14 @@ final class MethodHook: @unchecked Sendable {
             }
             imp = sf_method_imp(m)!
         }
-        sf_ffi_call(&signature.storage.raw.pointee.cif, imp, ret, args)
+        // libffi's x86-64 ffi_call rewrites the avalue entries of structs larger than 16 bytes
+        // to point at copies in its own frame, dead once it returns. Call with a copy of the
+        // vector: `args` must stay valid for after-hooks, another proceed(), makeInvocation().
+        let count = signature.argumentTypes.count
+        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: count) { copy in
+            copy.baseAddress!.initialize(from: args, count: count)
+            sf_ffi_call(&signature.storage.raw.pointee.cif, imp, ret, copy.baseAddress!)
+        }
         try Runtime.rethrowPending()
     }
 }

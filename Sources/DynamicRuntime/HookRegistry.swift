@@ -64,7 +64,17 @@ enum HookRegistry {
     static func remove(_ token: HookToken) -> Bool {
         let removed = Runtime.state.lock.withLock { () -> Bool in
             let hook = token.hook
-            guard hook.record?.hook === hook, hook.contains(token.id) else { return false }
+            guard let record = hook.record, record.hook === hook else { return false }
+            guard hook.isInTable else {
+                // The class (or, for a class-method hook, its class) was disposed: the table entry
+                // the trampoline sat in is freed, so there is nothing to restore and it must not
+                // be written. Break the record <-> hook cycle so the trampoline can go, after a
+                // grace period (a late send may still be inside it).
+                record.hook = nil
+                Runtime.state.retire { _ = hook }
+                return false
+            }
+            guard hook.contains(token.id) else { return false }
             let chain = hook.chain.removing(token.id)
             hook.publish(chain)
             if chain.isEmpty { uninstall(hook) }
@@ -96,11 +106,11 @@ enum HookRegistry {
                 _ = hook
             }
         }
-        if cls.isHidden, let obj = cls.hiddenObject, !cls.methods.values.contains(where: { $0.hook != nil }) {
-            // No hooks left on this object: it goes back to its class. The hidden class stays
-            // for reuse until the object is deallocated, so in-flight sends stay valid.
-            sf_object_set_isa(obj, cls.superclass!.raw)
-        }
+        // A hidden per-object class stays the object's isa when its last hook goes: it has no
+        // methods left, so sends find the class's own, and it is reused by the next hook. Only
+        // deallocation (objectDeallocated, which runs for objects whose isa is hidden) may drop
+        // it and its `hiddenClasses` entry; giving the object its class back here meant neither
+        // ever happened, and a new object at the same address inherited the dead one's class.
     }
 
     /// The object's hidden subclass, created on first use, installed as its isa.

@@ -238,8 +238,15 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     var base: UnsafeMutableRawPointer {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
     }
+    /// The argument vector for libffi, rebuilt on every use: libffi's x86-64 ffi_call points the
+    /// entries of structs larger than 16 bytes at copies in its own frame, which are dead once
+    /// it returns, so a vector that has been called with must not be trusted again.
     var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
-        (base + header.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        let base = self.base
+        let v = (base + header.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        let offsets = header.signature.argumentOffsets
+        for i in offsets.indices { v[i] = base + offsets[i] }
+        return v
     }
     var returnPointer: UnsafeMutableRawPointer { base + header.returnOffset }
     func argumentPointer(_ i: Int) -> UnsafeMutableRawPointer { base + header.signature.argumentOffsets[i] }
@@ -351,9 +358,22 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         header.ownsReturnObject = header.signature.returnType == .object
     }
 
+    /// Bytes a direct libffi call writes for this return type, which is all a caller's storage
+    /// must hold: a word for integers and pointers (ffi_arg), 4 for a float, a struct's own
+    /// size, nothing for void. `returnSize` rounds up to a word and would overrun a C caller's
+    /// `float` or 3-byte struct.
+    var returnValueByteCount: Int {
+        let sig = header.signature
+        switch sig.returnType {
+        case .void: return 0
+        case .float, .double, .structure: return Int(sf_ffi_type_size(sig.raw.pointee.return_type))
+        default: return MemoryLayout<UInt64>.size
+        }
+    }
+
     /// Copies the return value out to a caller, giving it its own +1 for objects.
     func copyReturn(to destination: UnsafeMutableRawPointer) {
-        destination.copyMemory(from: returnPointer, byteCount: header.signature.returnSize)
+        destination.copyMemory(from: returnPointer, byteCount: returnValueByteCount)
         if header.signature.returnType == .object, let o = returnPointer.load(as: sf_id?.self) {
             if header.ownsReturnObject {
                 // Ownership moves to the caller.

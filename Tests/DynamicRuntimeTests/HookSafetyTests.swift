@@ -1,0 +1,335 @@
+// Acceptance tests for issue 3: hooks that cannot be installed, hooks that throw, and hooks that
+// send messages back to their own object.
+import CShims
+import XCTest
+@testable import DynamicRuntime
+
+final class HookSafetyTests: XCTestCase {
+    var objectBaseline = 0
+
+    override func setUp() {
+        super.setUp()
+        fwdCollect()
+        objectBaseline = Runtime.liveObjectCount
+    }
+
+    func makeCalc(_ base: String, calls: FwdLocked<Int> = FwdLocked(0)) throws -> RuntimeClass {
+        let cls = try makeClass(base)
+        try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in
+            calls.withLock { $0 += 1 }
+            return a + b
+        }
+        try cls.addMethod("make") { (me: ObjectRef) -> Object? in try me.runtimeClass!.createInstance() }
+        return cls
+    }
+
+    // MARK: - Refused hooks
+
+    func testHookingASelectorTheClassDoesNotRespondToFails() throws {
+        let root = try makeClass("HookNoSuchRoot")
+        let cls = try makeClass("HookNoSuch", superclass: root)
+        try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) in a + b }
+        let o = try cls.createInstance()
+        XCTAssertTrue(fwdError { try cls.hook("missing:", .before) { _ in } }?.isHookFailed ?? false)
+        XCTAssertTrue(fwdError { try cls.hookClassMethod("add:to:", .before) { _ in } }?.isHookFailed ?? false, "an instance method is not a class method")
+        // …except a root class's: as in Objective-C the root metaclass inherits from the root
+        // class, so class objects answer its instance methods, and those can be hooked.
+        try root.addMethod("rootThing") { (_: ObjectRef) -> Int in 8 }
+        XCTAssertEqual(try cls.send("rootThing") as Int, 8)
+        let rootHook = try cls.hookClassMethod("rootThing", .after) { ctx in try ctx.setReturnValue(9) }
+        XCTAssertEqual(try cls.send("rootThing") as Int, 9)
+        XCTAssertEqual(try o.send("rootThing") as Int, 8, "instances are untouched")
+        rootHook.remove()
+        XCTAssertTrue(fwdError { try o.hook("missing:", .after) { _ in } }?.isHookFailed ?? false)
+        fwdWarmIsa(o)
+        // A selector answered only through forwarding is not a method to hook.
+        try cls.setForwardInvocation { inv in try inv.setReturnValue(1) }
+        XCTAssertEqual(try o.send("viaForwarding") as Int, 1)
+        XCTAssertTrue(fwdError { try cls.hook("viaForwarding", .before) { _ in } }?.isHookFailed ?? false)
+        if case let .hookFailed(className, selector, _)? = fwdError({ try cls.hook("missing:", .before) { _ in } }) {
+            XCTAssertEqual(className, cls.name)
+            XCTAssertEqual(selector, "missing:")
+        } else {
+            XCTFail("expected hookFailed")
+        }
+        // Nothing was installed by the failed attempts.
+        XCTAssertNil(cls.ownMethod(for: "missing:"))
+        XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
+        // A disposed class.
+        let gone = try makeCalc("HookDisposed")
+        try gone.dispose()
+        XCTAssertTrue(fwdError { try gone.hook("add:to:", .before) { _ in } }?.isHookFailed ?? false)
+    }
+
+    func testReservedSelectorsCannotBeHooked() throws {
+        let cls = try makeCalc("HookReserved")
+        try cls.setForwardingTarget { _, _ in nil }
+        try cls.setMethodSignature { _, _ in nil }
+        try cls.setForwardInvocation { _ in }
+        try cls.setDoesNotRecognizeSelector { _, _ in }
+        try cls.setResolveInstanceMethod { _, _ in false }
+        try cls.setResolveClassMethod { _, _ in false }
+        let o = try cls.createInstance()
+        for name in ["forwardInvocation:", "methodSignatureForSelector:", "forwardingTargetForSelector:",
+                     "doesNotRecognizeSelector:", "dealloc"] {
+            XCTAssertTrue(fwdError { try cls.hook(Selector(name), .before) { _ in } }?.isReservedSelector ?? false, name)
+            XCTAssertTrue(fwdError { try o.hook(Selector(name), .instead) { _ in } }?.isReservedSelector ?? false, name)
+        }
+        fwdWarmIsa(o)
+        for name in ["resolveInstanceMethod:", "resolveClassMethod:"] {
+            XCTAssertTrue(fwdError { try cls.hookClassMethod(Selector(name), .before) { _ in } }?.isReservedSelector ?? false, name)
+            XCTAssertTrue(fwdError { try cls.metaclass.hook(Selector(name), .after) { _ in } }?.isReservedSelector ?? false, name)
+        }
+        // `dealloc` is refused even where no method of that name exists.
+        let plain = try makeCalc("HookReservedPlain")
+        XCTAssertTrue(fwdError { try plain.hook("dealloc", .before) { _ in } }?.isReservedSelector ?? false)
+        // Forwarding still works after the refusals.
+        XCTAssertEqual(try o.send("anything") as Int, 0)
+    }
+
+    func testExpectingTypesAreCheckedAgainstTheSignature() throws {
+        let cls = try makeCalc("HookExpecting")
+        let o = try cls.createInstance()
+        XCTAssertTrue(fwdError { try cls.hook("add:to:", .before, expecting: "d@:dd") { _ in } }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(fwdError { try cls.hook("add:to:", .before, expecting: "q@:q") { _ in } }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(fwdError { try cls.hook("add:to:", .before, expecting: "v@:qq") { _ in } }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(fwdError { try o.hook("add:to:", .before, expecting: "i@:ii") { _ in } }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(fwdError { try cls.hook("add:to:", .before, expecting: "q@:q{") { _ in } }?.isMalformedEncoding ?? false)
+        if case let .signatureMismatch(className, selector, expected, actual)? = fwdError({ try cls.hook("add:to:", .before, expecting: "d@:dd") { _ in } }) {
+            XCTAssertEqual(className, cls.name)
+            XCTAssertEqual(selector, "add:to:")
+            XCTAssertEqual(expected, "q@:qq")
+            XCTAssertEqual(actual, "d@:dd")
+        } else {
+            XCTFail("expected signatureMismatch")
+        }
+        // Matching (and compatible: l is q on LP64) expectations install.
+        var ran = 0
+        let t1 = try cls.hook("add:to:", .before, expecting: "q@:qq") { _ in ran += 1 }
+        let t2 = try cls.hook("add:to:", .before, expecting: "l16@0:8l16q24") { _ in ran += 1 }
+        XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
+        XCTAssertEqual(ran, 2)
+        t1.remove()
+        t2.remove()
+    }
+
+    // MARK: - Hooks that throw
+
+    func testAThrowingHookReachesTheSwiftSenderAndTheProcessSurvives() throws {
+        let calls = FwdLocked(0)
+        let cls = try makeCalc("HookThrows", calls: calls)
+        let o = try cls.createInstance()
+        var afterRan = 0
+        for position in [HookPosition.before, .instead, .after] {
+            calls.set(0)
+            afterRan = 0
+            let t = try cls.hook("add:to:", position) { ctx in
+                if position == .instead { try ctx.proceed() }
+                throw FwdTestError(message: "refused \(position)")
+            }
+            let observer = try cls.hook("add:to:", .after) { _ in afterRan += 1 }
+            for send in [{ try o.send("add:to:", 1, 2) as Int }, { try o.send("add:to:", 1, 2).intValue ?? -1 }] {
+                let e = fwdError(send)
+                guard case let .implementationFailed(className, selector, reason)? = e else {
+                    XCTFail("\(position): \(String(describing: e))")
+                    continue
+                }
+                XCTAssertEqual(className, cls.name)
+                XCTAssertEqual(selector, "add:to:")
+                XCTAssertTrue(reason.contains("refused \(position)"), reason)
+            }
+            switch position {
+            case .before:
+                XCTAssertEqual(calls.current, 0, "a throwing before-hook stops the call")
+                XCTAssertEqual(afterRan, 0)
+            case .instead:
+                XCTAssertEqual(calls.current, 2)
+                XCTAssertEqual(afterRan, 0)
+            case .after:
+                XCTAssertEqual(calls.current, 2, "the original ran, then the after-hook threw")
+            }
+            t.remove()
+            observer.remove()
+            // The next send on this thread is clean.
+            XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
+        }
+        // A RuntimeError thrown by a hook arrives unchanged.
+        let t = try cls.hook("add:to:", .before) { _ in
+            throw RuntimeError.invalidArgument(className: "Custom", selector: "add:to:", reason: "negative")
+        }
+        XCTAssertEqual(fwdError { try o.send("add:to:", -1, 2) as Int },
+                       .invalidArgument(className: "Custom", selector: "add:to:", reason: "negative"))
+        t.remove()
+    }
+
+    func testAThrowingHookReachesACSenderAsAnErrorCode() throws {
+        let cls = try makeCalc("HookThrowsC")
+        let o = try cls.createInstance()
+        let args = FwdCArgs()
+        args.add(Int64(1))
+        args.add(Int64(2))
+        var ret: Int64 = -1
+        XCTAssertEqual(args.send(o.raw, "add:to:", &ret), SF_OK)
+        XCTAssertEqual(ret, 3)
+        let t = try cls.hook("add:to:", .instead) { _ in throw FwdTestError(message: "C refused") }
+        XCTAssertEqual(args.send(o.raw, "add:to:", &ret), SF_ERR_FORWARDING)
+        XCTAssertEqual(sf_last_error(), SF_ERR_FORWARDING)
+        let message = String(cString: sf_last_error_message())
+        XCTAssertTrue(message.contains("C refused"), message)
+        XCTAssertTrue(message.contains("add:to:"), message)
+        XCTAssertEqual(ret, 0, "the caller gets zero")
+        t.remove()
+        let t2 = try cls.hook("add:to:", .before) { _ in
+            throw RuntimeError.invalidArgument(className: cls.name, selector: "add:to:", reason: "no")
+        }
+        XCTAssertEqual(args.send(o.raw, "add:to:", &ret), SF_ERR_INVALID_ARGUMENT)
+        t2.remove()
+        XCTAssertEqual(args.send(o.raw, "add:to:", &ret), SF_OK)
+        XCTAssertEqual(ret, 3)
+    }
+
+    func testAThrowingHookDoesNotLeakTheOriginalsObjectResult() throws {
+        let cls = try makeCalc("HookThrowsObject")
+        let o = try cls.createInstance()
+        let t = try cls.hook("make", .after) { _ in throw FwdTestError(message: "after make") }
+        XCTAssertTrue(fwdError { try o.send("make") as Object? }?.isImplementationFailed ?? false)
+        XCTAssertTrue(fwdError { try o.send("make") }?.isImplementationFailed ?? false)
+        t.remove()
+        let t2 = try cls.hook("make", .instead) { ctx in
+            try ctx.proceed()
+            throw FwdTestError(message: "instead make")
+        }
+        XCTAssertTrue(fwdError { try o.send("make") as Object? }?.isImplementationFailed ?? false)
+        t2.remove()
+        XCTAssertEqual(Runtime.liveObjectCount, objectBaseline + 1, "the objects the original returned were released")
+    }
+
+    func testAPendingErrorFromADirectCCallDoesNotLeakIntoTheNextSend() throws {
+        throw XCTSkip("BUG (Implementation.swift closureEntry / MessageSend): an error raised by a closure IMP that C called directly (via sf_msg_lookup) stays pending on the thread and is thrown by the next, unrelated Swift send")
+        // swiftlint:disable:next unreachable_code
+        let cls = try makeCalc("HookStaleError")
+        let o = try cls.createInstance()
+        let t = try cls.hook("add:to:", .before) { _ in throw FwdTestError(message: "stale") }
+        typealias F = @convention(c) (sf_id?, sf_sel?, Int64, Int64) -> Int64
+        let sel = Selector("add:to:")
+        let f = unsafeBitCast(sf_msg_lookup(o.raw, sel.raw)!, to: F.self)
+        XCTAssertEqual(f(o.raw, sel.raw, 1, 2), 0)
+        t.remove()
+        try cls.addMethod("unrelated") { (_: ObjectRef) -> Int in 5 }
+        XCTAssertEqual(try o.send("unrelated") as Int, 5)
+    }
+
+    // MARK: - Tokens that outlive what they hooked
+
+    func testTokensOfADeallocatedObjectOrADisposedClassAreInactive() throws {
+        // The object goes while hooked: its private class and hooks go with it.
+        let cls = try makeCalc("HookTokenOutlives")
+        var token: HookToken?
+        do {
+            let x = try cls.createInstance()
+            token = try x.hook("add:to:", .before) { _ in }
+            fwdWarmIsa(x)
+            XCTAssertTrue(token!.isActive)
+        }
+        fwdCollect()
+        XCTAssertFalse(token!.isActive)
+        XCTAssertFalse(token!.remove())
+
+        // The class is disposed while hooked: its method table (and the entry the hook sits in)
+        // is freed, so removing the hook afterwards must not touch it.
+        let doomed = try makeCalc("HookTokenDisposed")
+        let t1 = try doomed.hook("add:to:", .before) { _ in }
+        let t2 = try doomed.hookClassMethod("make", .after) { _ in }
+        try doomed.dispose()
+        fwdCollect()
+        XCTAssertFalse(t1.isActive)
+        XCTAssertFalse(t1.remove())
+        XCTAssertFalse(t2.remove())
+        fwdCollect()
+    }
+
+    func testMethodsWithHooksCannotBeRemovedOrExchanged() throws {
+        let cls = try makeCalc("HookGuards")
+        try cls.addMethod("sub:from:") { (_: ObjectRef, a: Int, b: Int) in b - a }
+        let t = try cls.hook("add:to:", .before) { _ in }
+        XCTAssertTrue(fwdError { try cls.removeMethod("add:to:") }?.isHookFailed ?? false)
+        XCTAssertTrue(fwdError { try cls.exchangeImplementations("add:to:", "sub:from:") }?.isHookFailed ?? false)
+        t.remove()
+        try cls.exchangeImplementations("add:to:", "sub:from:")
+        let o = try cls.createInstance()
+        XCTAssertEqual(try o.send("add:to:", 1, 5) as Int, 4)
+    }
+
+    // MARK: - Re-entrant sends
+
+    func testAHookThatSendsTheSameMessageToItsObjectReentersTheHook() throws {
+        // Defined behaviour: a send from inside a hook is an ordinary send, so it goes through the
+        // trampoline and runs the hooks again (like calling a swizzled method from itself). A hook
+        // that recurses must bound itself; ctx.invokeOriginal() / proceed() reach the original
+        // without re-entering.
+        let calls = FwdLocked(0)
+        let cls = try makeCalc("HookReenter", calls: calls)
+        let o = try cls.createInstance()
+        var depth = 0
+        var entries = 0
+        let t = try cls.hook("add:to:", .instead) { ctx in
+            entries += 1
+            let a: Int = try ctx.argument(at: 0)
+            if depth < 3 {
+                depth += 1
+                defer { depth -= 1 }
+                let inner: Int = try ctx.target.send("add:to:", a + 1, 0)
+                try ctx.setReturnValue(inner * 10)
+            } else {
+                try ctx.proceed()
+            }
+        }
+        XCTAssertEqual(try o.send("add:to:", 1, 0) as Int, 4 * 1000, "the innermost send ran the original with 1+3")
+        XCTAssertEqual(entries, 4, "the hook ran once per nested send")
+        XCTAssertEqual(calls.current, 1)
+        t.remove()
+
+        entries = 0
+        calls.set(0)
+        let t2 = try cls.hook("add:to:", .instead) { ctx in
+            entries += 1
+            try ctx.invokeOriginal()
+            try ctx.invokeOriginal()
+            try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + 100)
+        }
+        XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 103)
+        XCTAssertEqual(entries, 1, "invokeOriginal does not come back through the hook")
+        XCTAssertEqual(calls.current, 2)
+        t2.remove()
+
+        // A hook sending another hooked message to the same object runs that message's hooks.
+        var log: [String] = []
+        let t3 = try cls.hook("make", .before) { ctx in
+            log.append("make")
+            _ = try ctx.target.send("add:to:", 1, 1) as Int
+        }
+        let t4 = try cls.hook("add:to:", .before) { _ in log.append("add") }
+        _ = try o.send("make") as Object?
+        XCTAssertEqual(log, ["make", "add"])
+        [t3, t4].forEach { $0.remove() }
+        XCTAssertEqual(Runtime.liveObjectCount, objectBaseline + 1)
+    }
+
+    func testUnhookingFromInsideAHook() throws {
+        let cls = try makeCalc("HookSelfRemove")
+        let o = try cls.createInstance()
+        var runs = 0
+        var token: HookToken?
+        token = try cls.hook("add:to:", .before) { _ in
+            runs += 1
+            token?.remove()
+        }
+        let other = try cls.hook("add:to:", .after) { ctx in try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + 1) }
+        XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 4, "the call in progress finishes with the chain it started with")
+        XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 4)
+        XCTAssertEqual(runs, 1)
+        XCTAssertFalse(token!.isActive)
+        other.remove()
+        XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
+    }
+}
