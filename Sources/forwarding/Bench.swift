@@ -101,17 +101,21 @@ struct BenchRunner {
         return max(1, Int(Double(n) * Double(sampleNanos) / Double(max(elapsed, 1))))
     }
 
+    /// CPU time per thread for `n` calls on each of the case's threads. CPU time, not wall
+    /// time: on a shared machine the slices the scheduler gives to other processes would
+    /// otherwise land in whichever case was running.
     private func time(_ c: BenchCase, _ n: Int) throws -> UInt64 {
-        let start = Self.now()
+        let start = Self.cpuNow()
         let checksum = try c.body(n)
-        let end = Self.now()
+        let end = Self.cpuNow()
         Self.sink &+= checksum
-        return end - start
+        return (end - start) / UInt64(c.threads)
     }
 
-    static func now() -> UInt64 {
+    /// CPU time used by all of the process's threads.
+    static func cpuNow() -> UInt64 {
         var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }
@@ -144,7 +148,8 @@ struct BenchReport {
         var out: [String] = []
         out.append("SelectorForwarding dispatch cost: \(rounds) rounds × ~\(sampleMilliseconds) ms a case, "
             + "\(sysconf(Int32(_SC_NPROCESSORS_ONLN))) CPUs, load average \(fmt(load[0], 2))")
-        out.append("ns/call: median (and fastest) round; × floor: median over rounds of case / floor in that round")
+        out.append("ns/call: CPU time per call and thread, median (and fastest) round; "
+            + "× floor: median over rounds of case / floor in that round")
         out.append("")
         let nameWidth = max(44, cases.map(\.name.count).max() ?? 0)
         out.append(row("case", "what", "ns/call", "fastest", "× floor", "target", width: nameWidth))
