@@ -77,13 +77,13 @@ struct BenchRunner {
     func run(_ cases: [BenchCase], progress: Progress) throws -> [[Double]] {
         var batch: [Int] = []
         for (i, c) in cases.enumerated() {
-            progress.update("calibrating [\(i + 1)/\(cases.count)]", "\(c.id) \(c.name)")
+            progress.update("calibrating", "[\(i + 1)/\(cases.count)] \(c.id) \(c.name)")
             batch.append(try fixedCalls ?? calibrate(c))
         }
         var timings = Array(repeating: [Double](), count: cases.count)
         for round in 0..<rounds {
             for (i, c) in cases.enumerated() {
-                progress.update("round \(round + 1)/\(rounds) [\(i + 1)/\(cases.count)]", "\(c.id) \(c.name)")
+                progress.update("round \(round + 1)/\(rounds)", "[\(i + 1)/\(cases.count)] \(c.id) \(c.name)")
                 timings[i].append(Double(try time(c, batch[i])) / Double(batch[i]))
             }
         }
@@ -231,20 +231,20 @@ func fmt(_ value: Double, _ decimals: Int) -> String {
     return s
 }
 
-/// A status line on stderr: redrawn in place on a terminal; elsewhere one line per case, so
-/// that logs stay short.
+/// A status line on stderr: redrawn in place on a terminal; elsewhere one line per stage
+/// (calibration, each round), so that logs stay short.
 final class Progress {
     private let isTerminal = isatty(2) != 0
-    private var lastLabel = ""
+    private var lastStage = ""
 
     func note(_ text: String) { FileHandleStderr.write(isTerminal ? "\r\u{1B}[K\(text)" : "\(text)\n") }
 
-    func update(_ label: String, _ detail: String) {
+    func update(_ stage: String, _ detail: String) {
         if isTerminal {
-            FileHandleStderr.write("\r\u{1B}[K\(label)  \(detail)")
-        } else if label != lastLabel {
-            lastLabel = label
-            FileHandleStderr.write("\(label)\n")
+            FileHandleStderr.write("\r\u{1B}[K\(stage) \(detail)")
+        } else if stage != lastStage {
+            lastStage = stage
+            FileHandleStderr.write("\(stage) …\n")
         }
     }
 
