@@ -6,9 +6,10 @@ import PackageDescription
 let package = Package(
     name: "SelectorForwardingBenchmarks",
     dependencies: [
+        // Named: a path dependency's identity is otherwise the checkout's directory name.
         .package(name: "SelectorForwarding", path: ".."),
-        // MallocInterposer only: the default RuntimeInterposer trait pulls in a package that is
-        // not needed for malloc counts.
+        // MallocInterposer only (mallocCountTotal): the default RuntimeInterposer trait would
+        // also resolve swift-runtime-interposer, which serves ARC metrics this suite does not use.
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
