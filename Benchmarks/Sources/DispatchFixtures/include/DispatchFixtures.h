@@ -1,0 +1,24 @@
+/*
+ * C side of the benchmark suite: the method body every case ends up calling, and the loops
+ * that measure the C API from C. Uses only the runtime's public C header.
+ */
+#ifndef DISPATCH_FIXTURES_H
+#define DISPATCH_FIXTURES_H
+
+#include <SelectorForwarding.h>
+
+/* - (long)add:(long)a to:(long)b — the IMP of every C-function method in the suite. */
+long sfb_add(sf_id self, sf_sel cmd, long a, long b);
+
+typedef long (*sfb_add_imp)(sf_id self, sf_sel cmd, long a, long b);
+
+/* Case 1, the floor: `n` calls of `imp` through the pointer. Returns a checksum. */
+long sfb_loop_direct(sfb_add_imp imp, sf_id obj, sf_sel sel, long n);
+
+/* Cases 2a and 3a: `n` times sf_msg_lookup, then a call of the IMP it returned. */
+long sfb_loop_lookup_call(sf_id obj, sf_sel sel, long n);
+
+/* Case 7a: `n` lookups of a selector nothing implements; returns how many came back NULL. */
+long sfb_loop_lookup_missing(sf_id obj, sf_sel sel, long n);
+
+#endif
