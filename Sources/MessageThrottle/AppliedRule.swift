@@ -55,8 +55,25 @@ final class AppliedRule: @unchecked Sendable {
         }
     }
 
+    /// Keeps `r` (a record nobody else holds) for the next message. It is emptied first: a
+    /// spare must not keep the previous call's target, object arguments or returned object
+    /// alive, or an object with a rule would never be deallocated (and never auto-discarded),
+    /// and dropped arguments would live until the next message.
     private func keepSpare(_ r: Invocation) {
+        guard lock.withLock({ spare == nil }) else { return }
+        Self.empty(r)
         lock.withLock { if spare == nil { spare = r } }
+    }
+
+    /// Releases what a retained record holds, keeping the record for reuse (C-string copies
+    /// are freed at the next refill).
+    private static func empty(_ r: Invocation) {
+        r.target = .nil
+        let signature = r.signature
+        for (i, type) in signature.argumentTypes.dropFirst(2).enumerated() where type == .object {
+            try? r.setArgument(ObjectRef.nil, at: i)
+        }
+        if signature.returnType == .object { try? r.setReturnValue(Object?.none) }
     }
 
     private func perform(_ ctx: HookContext) throws {
