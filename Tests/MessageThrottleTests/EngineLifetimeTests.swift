@@ -87,6 +87,14 @@ final class EngineLifetimeTests: XCTestCase {
         XCTAssertTrue(fx.engine.rules.isEmpty)
     }
 
+    func testARuleOnNilIsAnErrorNotACrash() throws {
+        let fx = try makeFixture()
+        XCTAssertThrowsError(try ObjectRef.nil.limit("tick:", oncePer: d, in: fx.engine)) { error in
+            XCTAssertEqual(error as? ThrottleError, .targetDeallocated(selector: "tick:"))
+        }
+        XCTAssertTrue(fx.engine.rules.isEmpty)
+    }
+
     // MARK: - object arguments
 
     func testObjectArgumentsLiveUntilTheDelayedReplayAndAreReleasedAfterIt() throws {
