@@ -2,7 +2,10 @@ import DynamicRuntime
 
 /// A rule's live state once applied: its hook, its limiter and a spare record to reuse.
 final class AppliedRule: @unchecked Sendable {
-    unowned let rule: Rule
+    /// Strong: a message being performed may discard its own rule (dropping the last outside
+    /// reference to it) and the hook still reads the rule's settings afterwards. The cycle
+    /// (rule.applied ↔ rule) is broken when the rule is discarded.
+    let rule: Rule
     let engine: Engine
     var limiter: Limiter<Invocation>!
     var hook: HookToken?
