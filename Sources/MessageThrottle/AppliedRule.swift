@@ -2,7 +2,10 @@ import DynamicRuntime
 
 /// A rule's live state once applied: its hook, its limiter and a spare record to reuse.
 final class AppliedRule: @unchecked Sendable {
-    unowned let rule: Rule
+    /// Strong: a message being performed may discard its own rule (dropping the last outside
+    /// reference to it) and the hook still reads the rule's settings afterwards. The cycle
+    /// (rule.applied ↔ rule) is broken when the rule is discarded.
+    let rule: Rule
     let engine: Engine
     var limiter: Limiter<Invocation>!
     var hook: HookToken?
@@ -55,8 +58,25 @@ final class AppliedRule: @unchecked Sendable {
         }
     }
 
+    /// Keeps `r` (a record nobody else holds) for the next message. It is emptied first: a
+    /// spare must not keep the previous call's target, object arguments or returned object
+    /// alive, or an object with a rule would never be deallocated (and never auto-discarded),
+    /// and dropped arguments would live until the next message.
     private func keepSpare(_ r: Invocation) {
+        guard lock.withLock({ spare == nil }) else { return }
+        Self.empty(r)
         lock.withLock { if spare == nil { spare = r } }
+    }
+
+    /// Releases what a retained record holds, keeping the record for reuse (C-string copies
+    /// are freed at the next refill).
+    private static func empty(_ r: Invocation) {
+        r.target = .nil
+        let signature = r.signature
+        for (i, type) in signature.argumentTypes.dropFirst(2).enumerated() where type == .object {
+            try? r.setArgument(ObjectRef.nil, at: i)
+        }
+        if signature.returnType == .object { try? r.setReturnValue(Object?.none) }
     }
 
     private func perform(_ ctx: HookContext) throws {

@@ -62,11 +62,15 @@ public final class Engine: @unchecked Sendable {
                                        existingOn: conflict.target.description)
             }
             let state = AppliedRule(rule: rule, engine: self)
+            // A timer or a sender may still be running when the rule is discarded on another
+            // thread: the limiter's callbacks hold the state weakly (a discarded rule performs
+            // nothing more), and the hook body holds it strongly for as long as a sender can
+            // still reach the hook (the chain is freed after a grace period).
             state.limiter = Limiter<Invocation>(
                 mode: rule.mode, duration: rule.duration, executor: rule.executor ?? defaultExecutor,
-                perform: { [unowned state] inv in state.performDelayed(inv) },
-                reject: { [unowned rule] inv in rule.onReject?(inv) })
-            let body: (HookContext) throws -> Void = { [unowned state] ctx in try state.handle(ctx) }
+                perform: { [weak state] inv in state?.performDelayed(inv) },
+                reject: { [weak rule] inv in rule?.onReject?(inv) })
+            let body: (HookContext) throws -> Void = { ctx in try state.handle(ctx) }
             var object: Object?
             if case let .instance(weak, _, _) = rule.target {
                 object = weak.object
@@ -77,8 +81,8 @@ public final class Engine: @unchecked Sendable {
                 case .instance:
                     guard let object else { return }
                     state.hook = try object.hook(rule.selector, .instead, body)
-                    state.deallocToken = object.onDeallocate { [weak self, unowned rule] _ in
-                        self?.discard(rule, pending: .cancel)
+                    state.deallocToken = object.onDeallocate { [weak self, weak rule] _ in
+                        if let rule { self?.discard(rule, pending: .cancel) }
                     }
                 case let .instances(cls):
                     state.hook = try cls.hook(rule.selector, .instead, body)

@@ -16,8 +16,11 @@ public enum RuleTarget: CustomStringConvertible, @unchecked Sendable {
             self = cls.isMetaclass ? .classMethods(of: cls.instanceClass) : .instances(of: cls)
         } else {
             let ref = receiver.receiver
-            self = .instance(WeakReference(ref), identity: UnsafeMutableRawPointer(ref.raw!),
-                             className: receiver.runtimeClass?.name ?? "nil")
+            let weak = WeakReference(ref)
+            // nil has no identity: the weak reference's own address stands in (it matches no
+            // object), and applying the rule throws `targetDeallocated` instead of crashing.
+            let identity = ref.raw.map(UnsafeMutableRawPointer.init) ?? Unmanaged.passUnretained(weak).toOpaque()
+            self = .instance(weak, identity: identity, className: receiver.runtimeClass?.name ?? "nil")
         }
     }
 
