@@ -44,5 +44,8 @@ let package = Package(
         .testTarget(name: "DynamicRuntimeTests", dependencies: ["DynamicRuntime"]),
         .testTarget(name: "MessageThrottleTests", dependencies: ["MessageThrottle"]),
         .testTarget(name: "CInteropTests", dependencies: ["CInteropFixtures", "DynamicRuntime"]),
+
+        // Class names containing "Stress" or "Concurrency" also run under TSan in .ci/run.
+        .testTarget(name: "StressTests", dependencies: ["MessageThrottle"]),
     ]
 )
