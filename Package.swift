@@ -53,5 +53,6 @@ let package = Package(
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
         // Class names containing "Stress" or "Concurrency" also run under TSan in .ci/run.
         .testTarget(name: "StressTests", dependencies: ["MessageThrottle"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["DynamicRuntime", "MessageThrottle"]),
     ]
 )
