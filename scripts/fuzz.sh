@@ -23,7 +23,12 @@ case "$target" in encoding|send) ;; *) echo "usage: $0 encoding|send [libFuzzer 
 
 sanitizers=fuzzer
 scratch=.build-fuzz
-if [ "${SF_FUZZ_ASAN:-0}" = 1 ]; then sanitizers=fuzzer,address; scratch=.build-fuzz-asan; fi
+if [ "${SF_FUZZ_ASAN:-0}" = 1 ]; then
+    sanitizers=fuzzer,address
+    scratch=.build-fuzz-asan
+    # Known LeakSanitizer false positives (Swift tagged enum pointers), as in .ci/run.
+    export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$PWD/.ci/lsan.supp:print_suppressions=0}"
+fi
 
 swift build -c release --scratch-path "$scratch" --product SFFuzz \
     -Xswiftc -sanitize="$sanitizers" -Xswiftc -parse-as-library -Xswiftc -use-ld=lld -Xswiftc -DFUZZING
