@@ -44,5 +44,15 @@ let package = Package(
         .testTarget(name: "DynamicRuntimeTests", dependencies: ["DynamicRuntime"]),
         .testTarget(name: "MessageThrottleTests", dependencies: ["MessageThrottle"]),
         .testTarget(name: "CInteropTests", dependencies: ["CInteropFixtures", "DynamicRuntime"]),
+
+        // Reliability (docs/reliability.md). The fuzzed logic is a library so that XCTest replays
+        // the corpus; SFFuzz drives it under libFuzzer when built with -DFUZZING (scripts/fuzz.sh)
+        // and runs a seeded random loop otherwise.
+        .target(name: "FuzzTargets", dependencies: ["DynamicRuntime", "CShims"], path: "Sources/FuzzTargets"),
+        .executableTarget(name: "SFFuzz", dependencies: ["FuzzTargets"], path: "Sources/SFFuzz"),
+        .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
+        // Class names containing "Stress" or "Concurrency" also run under TSan in .ci/run.
+        .testTarget(name: "StressTests", dependencies: ["MessageThrottle"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["DynamicRuntime", "MessageThrottle"]),
     ]
 )

@@ -231,6 +231,9 @@ struct TypeEncodingParser {
         let nameStart = index
         while !atEnd, bytes[index] != UInt8(ascii: "="), bytes[index] != UInt8(ascii: "}") {
             if bytes[index] == UInt8(ascii: "{") { throw fail("'{' inside a struct name") }
+            // The canonical encoding keeps the name and is also handed to C as a NUL-terminated
+            // string (sf_method_getTypeEncoding): a NUL would silently truncate it there.
+            if bytes[index] == 0 { throw fail("NUL inside a struct name") }
             index += 1
         }
         guard !atEnd else { throw fail("unterminated struct; expected '=' and '}'", at: start) }
