@@ -112,6 +112,8 @@ public struct ClassRef: PointerMessageValue, Hashable, @unchecked Sendable {
 public protocol MessageReceiver {
     /// The receiving object (for a class: the class object).
     var receiver: ObjectRef { get }
+    /// Where lookup starts; nil means the receiver's class. Super sends override it.
+    var lookupStart: sf_class_t? { get }
 }
 
 extension ObjectRef: MessageReceiver { public var receiver: ObjectRef { self } }
