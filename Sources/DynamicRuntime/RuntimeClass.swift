@@ -315,6 +315,12 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     }
 
     private func releaseStorage() {
+        // A hook still installed here holds its record and the record its hook: break the
+        // cycle so the trampoline is freed with the class.
+        for m in methods.values {
+            m.hook?.record = nil
+            m.hook = nil
+        }
         for m in methods.values { m.free() }
         methods = [:]
         keptAlive = []
