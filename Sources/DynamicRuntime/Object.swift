@@ -171,10 +171,12 @@ enum ObjectLifecycle {
             table.runDeallocObservers(ObjectRef(obj))
             table.releaseAssociations()
         }
+        // Resolve the visible class first: tearing down a hidden class may free it.
+        let cls = RuntimeClass.from(sf_object_getClass(obj)!)
         if sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 {
+            sf_object_set_isa(obj, cls.raw)
             HiddenClassRegistry.objectDeallocated(obj, hiddenClass: RuntimeClass.from(isa))
         }
-        let cls = RuntimeClass.from(sf_object_getClass(obj)!)
         for offset in cls.objectIvarOffsets {
             let slot = (UnsafeMutableRawPointer(obj) + offset).assumingMemoryBound(to: sf_id?.self)
             if let value = slot.pointee {
