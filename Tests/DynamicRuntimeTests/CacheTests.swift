@@ -184,6 +184,10 @@ final class CacheTests: XCTestCase {
                     case 0: v = try obj.send(valueSel) as Int
                     case 1: v = try obj.send(valueSel).intValue ?? -1
                     default:
+                        // A raw IMP may be replaced and freed concurrently: a C caller that races
+                        // writers holds a read-side section from lookup to the end of the call.
+                        sf_rcu_enter()
+                        defer { sf_rcu_exit() }
                         let imp = sf_msg_lookup(obj.raw, valueSel.raw)
                         guard let imp else { fail("C lookup returned NULL"); continue }
                         v = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> Int).self)(obj.raw, valueSel.raw)
