@@ -48,8 +48,7 @@ final class EngineConcurrencyTests: XCTestCase {
         let (cls, payload) = try makeClasses(log)
         let queue = DispatchQueue(label: "engine.concurrency.timers")
         let engine = Engine(executor: DispatchQueueExecutor(queue: queue))
-        let objects = try (0..<4).map { _ in try cls.createInstance() }
-        immortalInstances.mutate { $0.append(contentsOf: objects) }
+        let objects = try (0..<4).map { _ in try makeImmortalInstance(of: cls) }
         let original = try XCTUnwrap(cls.ownMethod(for: "tick:")?.implementation)
         let baseline = Runtime.liveObjectCount
         // Works around the DynamicRuntime bug pinned by
@@ -155,8 +154,7 @@ final class EngineConcurrencyTests: XCTestCase {
             var chain = [try makeClasses(log, "ConflictRound\(round)").cls]
             for _ in 1..<8 { chain.append(try RuntimeClass(name: uniqueClassName("ConflictSub"), superclass: chain.last!)) }
             let classes = chain
-            let obj = try chain[0].createInstance()
-            immortalInstances.mutate { $0.append(obj) }
+            let obj = try makeImmortalInstance(of: chain[0])
             let classWins = Guarded(0)
             let objectWins = Guarded(0)
             let otherErrors = Guarded<[String]>([])
@@ -193,7 +191,7 @@ final class EngineConcurrencyTests: XCTestCase {
             var rng = SystemRandomNumberGenerator()
             for i in 0..<perThread {
                 do {
-                    let obj = try cls.createInstance()
+                    let obj = try makeInstance(of: cls)
                     let mode = Self.modes.randomElement(using: &rng)!
                     try obj.limit("take:", oncePer: .microseconds(Int.random(in: 50...1500, using: &rng)), mode: mode, in: engine)
                     for _ in 0..<Int.random(in: 1...4, using: &rng) {
@@ -231,7 +229,7 @@ final class EngineConcurrencyTests: XCTestCase {
             let clock = MonotonicClock()
             for i in 0..<300 {
                 do {
-                    var obj: Object? = try cls.createInstance()
+                    var obj: Object? = try makeInstance(of: cls)
                     let delay = Int.random(in: 100...400, using: &rng)
                     try obj!.limit("tick:", oncePer: .microseconds(delay), mode: .debounce, in: engine)
                     try obj!.send("tick:", t * 1000 + i, as: Void.self)   // the pending message retains obj

@@ -227,7 +227,7 @@ final class EngineLifetimeTests: XCTestCase {
         var others: [Object] = []
         var reused: Object?
         for _ in 0..<256 {
-            let o = try other.mortalInstance()
+            let o = try other.cls.createInstance()   // not makeInstance: that would skip the stale address
             if o.raw == address { reused = o; break }
             others.append(o)
         }
