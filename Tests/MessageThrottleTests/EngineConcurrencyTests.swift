@@ -255,4 +255,49 @@ final class EngineConcurrencyTests: XCTestCase {
         XCTAssertEqual(outcomes.value.values.reduce(0, +), 600)
         XCTAssertEqual(Set(outcomes.value.keys).subtracting(["applied", "gone"]), [], "\(outcomes.value)")
     }
+
+    /// Two threads edit a rule's mode and duration while a third applies and discards it; a
+    /// fourth checks after each round that the applied limiter runs what the rule says (no
+    /// edit lost between the rule and its limiter).
+    func testConcurrentEditsAreNotLostAcrossApplyAndDiscard() throws {
+        let fx = try makeFixture()
+        let obj = try fx.instance()
+        let rule = Rule(target: obj, selector: "tick:", duration: .milliseconds(1), mode: .firstly)
+        let rounds = 3000
+        let mismatches = Guarded<[String]>([])
+        let go = (0..<3).map { _ in DispatchSemaphore(value: 0) }
+        let done = DispatchSemaphore(value: 0)
+        let modes = Self.modes
+        let engine = fx.engine
+        onThreads(4) { t in
+            if t == 3 {
+                for round in 0..<rounds {
+                    go.forEach { $0.signal() }
+                    for _ in 0..<3 { done.wait() }
+                    if let limiter = rule.applied?.limiter {
+                        let (mode, duration) = (rule.mode, rule.duration)
+                        if limiter.mode != mode || limiter.duration != duration {
+                            mismatches.mutate {
+                                $0.append("round \(round): rule \(mode) \(duration), limiter \(limiter.mode) \(limiter.duration)")
+                            }
+                        }
+                    }
+                }
+                return
+            }
+            for round in 0..<rounds {
+                go[t].wait()
+                switch t {
+                case 0:
+                    if round % 2 == 0 { try? rule.apply(in: engine) } else { rule.discard() }
+                default:
+                    rule.mode = modes[(round + t) % modes.count]
+                    rule.duration = .microseconds(round * 10 + t)
+                }
+                done.signal()
+            }
+        }
+        XCTAssertEqual(mismatches.value.count, 0, "\(mismatches.value.prefix(5))")
+        rule.discard()
+    }
 }
