@@ -53,6 +53,12 @@ public final class Engine: @unchecked Sendable {
     /// - Throws: `conflictingRule` naming the class that already has a rule for the selector,
     ///   `alreadyApplied`, `targetDeallocated`, or `runtime` when the hook is refused.
     public func apply(_ rule: Rule) throws(ThrottleError) {
+        // The target instance, held while hooking it. Declared out here so that it is released
+        // after the registry lock: it may be the last reference (the object's pending message
+        // having just run on another thread), and its dealloc observers discard rules, which
+        // takes that lock.
+        var object: Object?
+        defer { object = nil }
         try Engine.registryLock.withLock { () throws(ThrottleError) in
             guard rule.applied == nil, Engine.registry[ObjectIdentifier(rule)] == nil else {
                 throw .alreadyApplied(selector: rule.selector.name, target: rule.target.description)
@@ -71,7 +77,6 @@ public final class Engine: @unchecked Sendable {
                 perform: { [weak state] inv in state?.performDelayed(inv) },
                 reject: { [weak rule] inv in rule?.onReject?(inv) })
             let body: (HookContext) throws -> Void = { ctx in try state.handle(ctx) }
-            var object: Object?
             if case let .instance(weak, _, _) = rule.target {
                 object = weak.object
                 if object == nil { throw .targetDeallocated(selector: rule.selector.name) }

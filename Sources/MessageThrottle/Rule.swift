@@ -82,14 +82,16 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The window length; zero or less performs every message at once.
+    ///
+    /// The limiter is updated under the rule's lock (the limiter never calls out while holding
+    /// its own), so concurrent edits and applies cannot leave rule and limiter disagreeing.
     public var duration: Duration {
         get { lock.withLock { _duration } }
         set {
-            let limiter = lock.withLock { () -> Limiter<Invocation>? in
+            lock.withLock {
                 _duration = newValue
-                return applied?.limiter
+                applied?.limiter.duration = newValue
             }
-            limiter?.duration = newValue
         }
     }
 
@@ -97,11 +99,10 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
     public var mode: ThrottleMode {
         get { lock.withLock { _mode } }
         set {
-            let limiter = lock.withLock { () -> Limiter<Invocation>? in
+            lock.withLock {
                 _mode = newValue
-                return applied?.limiter
+                applied?.limiter.mode = newValue
             }
-            limiter?.mode = newValue
         }
     }
 
@@ -162,7 +163,17 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
         return engine.discard(self, pending: pending)
     }
 
-    func setApplied(_ a: AppliedRule?) { lock.withLock { applied = a } }
+    func setApplied(_ a: AppliedRule?) {
+        lock.withLock {
+            applied = a
+            // An edit made while the rule was being applied (after its limiter was created)
+            // is not lost.
+            if let limiter = a?.limiter {
+                limiter.mode = _mode
+                limiter.duration = _duration
+            }
+        }
+    }
 
     public var description: String {
         "Rule(\(selector) on \(target), \(mode), \(duration))"

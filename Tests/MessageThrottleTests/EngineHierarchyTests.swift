@@ -74,8 +74,7 @@ final class EngineHierarchyTests: XCTestCase {
     func testAClassRuleCoversSubclassInstances() throws {
         let fx = try makeFixture()
         let sub = try RuntimeClass(name: uniqueClassName("Sub"), superclass: fx.cls)
-        let s = try sub.createInstance()
-        immortalInstances.mutate { $0.append(s) }
+        let s = try makeImmortalInstance(of: sub)
         let rule = try fx.cls.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
         XCTAssertTrue(fx.engine.rule(for: s, selector: "tick:") === rule)
         XCTAssertEqual(try fx.tick(s, 1, at: 0), 10)

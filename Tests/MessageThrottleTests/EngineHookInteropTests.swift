@@ -39,9 +39,8 @@ final class EngineHookInteropTests: XCTestCase {
     func testARuleOnASubclassOfTheImplementingClassLeavesTheSuperclassAlone() throws {
         let fx = try makeFixture()
         let sub = try RuntimeClass(name: uniqueClassName("Sub"), superclass: fx.cls)
-        let s = try sub.createInstance()
+        let s = try makeImmortalInstance(of: sub)
         let a = try fx.instance()
-        immortalInstances.mutate { $0.append(s) }
         let original = try XCTUnwrap(imp(fx.cls, "tick:"))
         XCTAssertNil(imp(sub, "tick:"))
         let rule = try sub.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)

@@ -17,14 +17,16 @@ final class EngineLifetimeTests: XCTestCase {
     func testARuleOnAnObjectIsDiscardedWhenTheObjectIsDeallocated() throws {
         for mode in allEngineModes {
             let fx = try makeFixture()
+            collectRuntimeGarbage()
             let baseline = Runtime.liveObjectCount
+            let closures = Runtime.liveClosureCount
             var obj: Object? = try fx.mortalInstance()
             let weakObj = WeakReference(obj!)
             let deallocated = Guarded(false)
             obj!.onDeallocate { _ in deallocated.mutate { $0 = true } }
             let rule = try obj!.limit("tick:", oncePer: d, mode: mode, in: fx.engine)
-            let token = try XCTUnwrap(rule.applied?.hook)
-            XCTAssertTrue(token.isActive)
+            var token: HookToken? = try XCTUnwrap(rule.applied?.hook)
+            XCTAssertTrue(token!.isActive)
             for (i, ms) in [0, 10, 20].enumerated() { try fx.tick(obj!, i + 1, at: ms) }
             fx.advance(to: 1000)   // anything pending has run
             XCTAssertEqual(fx.engine.rules.count, 1, "\(mode)")
@@ -34,9 +36,12 @@ final class EngineLifetimeTests: XCTestCase {
             XCTAssertNil(weakObj.object, "\(mode)")
             XCTAssertEqual(fx.engine.rules.count, 0, "\(mode): engine.rules shrinks")
             XCTAssertFalse(rule.isApplied, "\(mode)")
-            XCTAssertFalse(token.isActive, "\(mode): the hook is removed")
+            XCTAssertFalse(token!.isActive, "\(mode): the hook is removed")
+            token = nil
             XCTAssertFalse(rule.discard(), "\(mode): already discarded")
             XCTAssertEqual(Runtime.liveObjectCount, baseline, "\(mode)")
+            collectRuntimeGarbage()
+            XCTAssertEqual(Runtime.liveClosureCount, closures, "\(mode): the hidden class's trampoline is freed")
             // The class's own method was never touched and still works for other instances.
             let other = try fx.instance()
             XCTAssertEqual(try other.send("tick:", 5, as: Int.self), 50, "\(mode)")
@@ -227,7 +232,7 @@ final class EngineLifetimeTests: XCTestCase {
         var others: [Object] = []
         var reused: Object?
         for _ in 0..<256 {
-            let o = try other.mortalInstance()
+            let o = try other.cls.createInstance()   // not makeInstance: that would skip the stale address
             if o.raw == address { reused = o; break }
             others.append(o)
         }
