@@ -7,6 +7,9 @@ let package = Package(
         .library(name: "DynamicRuntime", targets: ["DynamicRuntime"]),
         .library(name: "MessageThrottle", targets: ["MessageThrottle"]),
         .executable(name: "forwarding", targets: ["forwarding"]),
+        // The benchmark cases, shared by `forwarding bench` and the package-benchmark suite in
+        // Benchmarks/ (which depends on this package by path). Not API: no stability promised.
+        .library(name: "BenchFixtures", targets: ["BenchFixtures"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -32,9 +35,20 @@ let package = Package(
             dependencies: [
                 "DynamicRuntime",
                 "MessageThrottle",
+                "BenchFixtures",
+                "MallocCounter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Benchmarks (docs/performance.md): one definition of every measured class, method body
+        // and loop, used by `forwarding bench` and by Benchmarks/ (package-benchmark lives
+        // there only). DispatchFixtures is plain C against the public C header: the method
+        // body of the floor and the loops that measure the C API from C.
+        .target(name: "DispatchFixtures", dependencies: ["CShims"], path: "Sources/DispatchFixtures"),
+        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle"]),
+        // Counts heap allocations for `forwarding bench` by replacing malloc in that executable
+        // only (the suite counts with package-benchmark's own interposer instead).
+        .target(name: "MallocCounter", path: "Sources/MallocCounter"),
         // C code that uses only the public C header, driven by CInteropTests.
         .target(
             name: "CInteropFixtures",

@@ -13,17 +13,13 @@ let package = Package(
         .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
-        // The floor and the C-side loops, compiled as plain C against the public C header.
-        .target(
-            name: "DispatchFixtures",
-            dependencies: [.product(name: "DynamicRuntime", package: "SelectorForwarding")]
-        ),
         // Benchmark targets live in Benchmarks/<name>/: the benchmark plugin looks for them there.
+        // The cases themselves (classes, method bodies, loops, the C loops) are the root
+        // package's BenchFixtures library, shared with `forwarding bench`.
         .executableTarget(
             name: "RuntimeBenchmarks",
             dependencies: [
-                "DispatchFixtures",
-                .product(name: "DynamicRuntime", package: "SelectorForwarding"),
+                .product(name: "BenchFixtures", package: "SelectorForwarding"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/RuntimeBenchmarks",

@@ -1,21 +1,25 @@
 import ArgumentParser
+import BenchFixtures
 import DynamicRuntime
 import Glibc
+import MallocCounter
 
 /// `forwarding bench`: what each layer of a message send costs, against a direct C call.
 ///
 /// Each case is calibrated to a batch of about `sample-ms`, then the cases are timed in
 /// rounds, every case once a round, so that a busy spell on a shared machine slows one round of
 /// every case instead of all samples of one case. The table shows the median ns/call and the
-/// median over rounds of the ratio to the floor (case 1) timed in the same round. Time only:
-/// heap allocations per call come from the package-benchmark suite.
+/// median over rounds of the ratio to the floor (case 1) timed in the same round. After the
+/// rounds, one counted batch per case gives heap allocations per call (this executable links
+/// MallocCounter, which counts the calling thread's mallocs). The cases themselves live in the
+/// BenchFixtures library, shared with the package-benchmark suite.
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure dispatch cost layer by layer: ns/call and ratio to a direct C call.",
         discussion: """
             Build in release mode: swift run -c release forwarding bench
-            This command reports time only. Heap allocations per call (mallocCountTotal) come
-            from the package-benchmark suite: swift package --package-path Benchmarks benchmark
+            Reports CPU time per call, its ratio to a direct C call, and heap allocations per
+            call. Percentiles and baselines: swift package --package-path Benchmarks benchmark
             """
     )
 
@@ -44,7 +48,8 @@ struct Bench: ParsableCommand {
         let progress = Progress()
         progress.note("setting up fixtures (100,000 methods) …")
         let fixtures = try BenchFixtures()
-        var cases = fixtures.cases()
+        try fixtures.verify()
+        var cases = BenchCase.all
         if let filter {
             let terms = filter.split(separator: ",").map { String($0).trimmed() }
             cases = cases.filter { c in
@@ -56,9 +61,13 @@ struct Bench: ParsableCommand {
 
         let runner = BenchRunner(rounds: calls == nil ? samples : 1,
                                  sampleNanos: UInt64(sampleMilliseconds) * 1_000_000, fixedCalls: calls)
-        let timings = try runner.run(cases, progress: progress)
+        let bodies = cases.map { $0.body(for: fixtures) }
+        let timings = try runner.run(cases, bodies, progress: progress)
+        let allocations = calls == nil ? try runner.countAllocations(cases, bodies, progress: progress) : [:]
+        // The windows must still be open, or 5 and 6 measured something else.
+        try fixtures.verify()
         progress.finish()
-        print(BenchReport(cases: cases, timings: timings, rounds: runner.rounds,
+        print(BenchReport(cases: cases, timings: timings, allocations: allocations, rounds: runner.rounds,
                           sampleMilliseconds: sampleMilliseconds).render())
     }
 }
@@ -74,29 +83,46 @@ struct BenchRunner {
     nonisolated(unsafe) static var sink = 0
 
     /// ns/call per case (in `cases` order), one entry per round.
-    func run(_ cases: [BenchCase], progress: Progress) throws -> [[Double]] {
+    func run(_ cases: [BenchCase], _ bodies: [BenchCase.Body], progress: Progress) throws -> [[Double]] {
         var batch: [Int] = []
         for (i, c) in cases.enumerated() {
             progress.update("calibrating", "[\(i + 1)/\(cases.count)] \(c.id) \(c.name)")
-            batch.append(try fixedCalls ?? calibrate(c))
+            batch.append(try fixedCalls ?? calibrate(c, bodies[i]))
         }
         var timings = Array(repeating: [Double](), count: cases.count)
         for round in 0..<rounds {
             for (i, c) in cases.enumerated() {
                 progress.update("round \(round + 1)/\(rounds)", "[\(i + 1)/\(cases.count)] \(c.id) \(c.name)")
-                timings[i].append(Double(try time(c, batch[i])) / Double(batch[i]))
+                timings[i].append(Double(try time(c, bodies[i], batch[i])) / Double(batch[i]))
             }
         }
         return timings
     }
 
+    /// Heap allocations per call, by case id: one batch of up to 10,000 calls per single-thread
+    /// case, on the calling thread, after the timed rounds (so caches and spare records are
+    /// warm). Empty when counting is not available (a sanitizer build).
+    func countAllocations(_ cases: [BenchCase], _ bodies: [BenchCase.Body], progress: Progress) throws -> [String: Double] {
+        guard sfb_allocation_counting_available() != 0 else { return [:] }
+        var result: [String: Double] = [:]
+        for (i, c) in cases.enumerated() where c.threads == 1 {
+            progress.update("counting allocations", "[\(i + 1)/\(cases.count)] \(c.id) \(c.name)")
+            let n = c.slow ? 1_000 : 10_000
+            let before = sfb_thread_allocations()
+            Self.sink &+= try bodies[i](n)
+            let after = sfb_thread_allocations()
+            result[c.id] = Double(after - before) / Double(n)
+        }
+        return result
+    }
+
     /// Warms the case up and returns the batch size that runs for about one sample.
-    private func calibrate(_ c: BenchCase) throws -> Int {
+    private func calibrate(_ c: BenchCase, _ body: BenchCase.Body) throws -> Int {
         var n = 64
-        var elapsed = try time(c, n)
+        var elapsed = try time(c, body, n)
         while elapsed < sampleNanos / 8, n < 1 << 34 {
             n *= 8
-            elapsed = try time(c, n)
+            elapsed = try time(c, body, n)
         }
         return max(1, Int(Double(n) * Double(sampleNanos) / Double(max(elapsed, 1))))
     }
@@ -104,9 +130,9 @@ struct BenchRunner {
     /// CPU time per thread for `n` calls on each of the case's threads. CPU time, not wall
     /// time: on a shared machine the slices the scheduler gives to other processes would
     /// otherwise land in whichever case was running.
-    private func time(_ c: BenchCase, _ n: Int) throws -> UInt64 {
+    private func time(_ c: BenchCase, _ body: BenchCase.Body, _ n: Int) throws -> UInt64 {
         let start = Self.cpuNow()
-        let checksum = try c.body(n)
+        let checksum = try body(n)
         let end = Self.cpuNow()
         Self.sink &+= checksum
         return (end - start) / UInt64(c.threads)
@@ -120,24 +146,22 @@ struct BenchRunner {
     }
 }
 
-/// The table, the placeholders for cases not measured yet, and the targets.
+/// The table and the targets.
 struct BenchReport {
     let cases: [BenchCase]
     /// ns/call per case, one entry per round.
     let timings: [[Double]]
+    /// Heap allocations per call, by case id (single-thread cases).
+    let allocations: [String: Double]
     let rounds: Int
     let sampleMilliseconds: Int
-
-    /// Cases whose modules are still being built, shown where they will appear.
-    static let pending: [(after: String, id: String, name: String)] = [
-        ("3b", "4-6", "hooks: pass-through, drop, capture and replay — pending the hook module"),
-        ("7b", "8", "throttled send (MessageThrottle) — pending the rule engine"),
-    ]
 
     /// The targets from the issue: a case (or a scaling pair) and the ratio it must stay under.
     static let targets: [(label: String, id: String, base: String, limit: Double)] = [
         ("sf_msg_lookup + call (2a) / floor", "2a", "1", 3.0),
         ("typed Swift send (2b) / floor", "2b", "1", 5.0),
+        ("pass-through rule (4b) / floor", "4b", "1", 20.0),
+        ("dropped throttled call (5) / floor", "5", "1", 10.0),
         ("100,000 vs 10 selectors (9c / 9a)", "9c", "9a", 1.5),
         ("32-deep vs 1-deep hierarchy (9f / 9d)", "9f", "9d", 1.5),
     ]
@@ -152,18 +176,19 @@ struct BenchReport {
             + "× floor: median over rounds of case / floor in that round")
         out.append("")
         let nameWidth = max(44, cases.map(\.name.count).max() ?? 0)
-        out.append(row("case", "what", "ns/call", "fastest", "× floor", "target", width: nameWidth))
-        out.append(String(repeating: "─", count: nameWidth + 50))
+        out.append(row("case", "what", "ns/call", "fastest", "× floor", "allocs", "target", width: nameWidth))
+        out.append(String(repeating: "─", count: nameWidth + 62))
         for (i, c) in cases.enumerated() {
             let sorted = timings[i].sorted()
-            var target = ""
+            var target: [String] = []
             let r = ratio(c.id, "1")
-            if let t = c.target, let r { target = "≤ \(fmt(t, 0))× " + (r <= t ? "met" : "MISSED") }
-            out.append(row(c.id, c.name, fmt(median(sorted), 2), fmt(sorted[0], 2), r.map { fmt($0, 2) } ?? "",
-                           target, width: nameWidth))
-            for p in Self.pending where p.after == c.id {
-                out.append(p.id.padded(5) + " " + p.name)
+            let allocs = allocations[c.id]
+            if let t = c.target, let r { target.append("≤ \(fmt(t, 0))× " + (r <= t ? "met" : "MISSED")) }
+            if let t = c.allocationTarget, let allocs {
+                target.append("\(fmt(t, 0)) allocs " + (allocs <= t ? "met" : "MISSED"))
             }
+            out.append(row(c.id, c.name, fmt(median(sorted), 2), fmt(sorted[0], 2), r.map { fmt($0, 2) } ?? "",
+                           allocs.map { fmt($0, 2) } ?? "—", target.joined(separator: ", "), width: nameWidth))
         }
         out.append("")
         out.append("Targets (ratios within this run):")
@@ -174,12 +199,20 @@ struct BenchReport {
             let shown = fmt(value, 2) == fmt(t.limit, 2) ? fmt(value, 3) : fmt(value, 2)
             out.append("  " + t.label.padded(40) + " " + shown + "×  (≤ " + fmt(t.limit, 1) + "×) " + verdict)
         }
+        for c in cases {
+            guard let limit = c.allocationTarget, let value = allocations[c.id] else { continue }
+            out.append("  " + "allocations per call (\(c.id))".padded(40) + " " + fmt(value, 2) + "   (≤ "
+                + fmt(limit, 0) + ") " + (value <= limit ? "met" : "MISSED"))
+        }
         if let t = ratio("9h", "9g") {
             out.append("  " + "2 threads vs 1, per thread (9h / 9g)".padded(40) + " " + fmt(t, 2)
                 + "×  (no target; 1.00× is perfect scaling)")
         }
         out.append("")
-        out.append("Time only. Heap allocations per call: swift package --package-path Benchmarks benchmark")
+        out.append(allocations.isEmpty
+            ? "allocs: not counted (sanitizer build, or --calls)."
+            : "allocs: heap allocations per call on the calling thread (mallocs counted over 1,000 or 10,000 calls; — for threaded cases).")
+        out.append("Percentiles and baselines: swift package --package-path Benchmarks benchmark")
         return out.joined(separator: "\n")
     }
 
@@ -196,9 +229,10 @@ struct BenchReport {
     }
 
     private func row(_ id: String, _ name: String, _ ns: String, _ best: String, _ ratio: String,
-                     _ target: String, width: Int) -> String {
+                     _ allocs: String, _ target: String, width: Int) -> String {
         let left = id.padded(5) + " " + name.padded(width)
-        return left + ns.padded(9, right: true) + best.padded(9, right: true) + ratio.padded(9, right: true) + "  " + target
+        return left + ns.padded(10, right: true) + best.padded(10, right: true) + ratio.padded(9, right: true)
+            + allocs.padded(8, right: true) + "  " + target
     }
 }
 

@@ -1,0 +1,200 @@
+import CShims
+import Dispatch
+import DispatchFixtures
+import DynamicRuntime
+import MessageThrottle
+
+/// One measured case. Its body, made for a set of fixtures (`body(for:)`), makes `n` calls
+/// (per thread) and returns a checksum that keeps the optimizer from dropping them. Case ids
+/// match docs/performance.md. The list is static so that the suite can register its
+/// benchmarks without building the fixtures.
+public struct BenchCase: @unchecked Sendable {
+    public typealias Body = (Int) throws -> Int
+
+    /// The case's number in docs/performance.md ("1", "2b", "9d" …).
+    public let id: String
+    public let name: String
+    /// The ratio to the floor (case 1) the case is held to, if any.
+    public var target: Double? = nil
+    /// The heap allocations per call the case is held to, if any.
+    public var allocationTarget: Double? = nil
+    /// Threads that each make `n` calls; time is reported per thread.
+    public var threads = 1
+    /// About 50 ns a call or more: the suite makes a thousand calls an iteration instead of a
+    /// million.
+    public var slow = false
+    let make: (BenchFixtures) -> Body
+
+    /// The case's loop over `fixtures`' objects (cheap: the fixtures are built already).
+    public func body(for fixtures: BenchFixtures) -> Body { make(fixtures) }
+}
+
+extension BenchCase {
+    /// The cases, in report order. Case 1 (the floor, from a Swift loop) comes first: ratios
+    /// divide by it.
+    public static let all: [BenchCase] = {
+        var list: [BenchCase] = []
+
+        // 1: the floor: the method's C function, called through a pointer.
+        list.append(BenchCase(id: "1", name: "direct call through a C function pointer (floor)") { f in
+            let floor = f.floor, obj = f.ref.raw, sel = f.add.raw
+            return { n in
+                var acc = 0
+                for i in 0..<n { acc &+= floor(obj, sel, i, 1) }
+                return acc
+            }
+        })
+        list.append(BenchCase(id: "1c", name: "direct call, from a C loop") { f in
+            let floor = f.floor, obj = f.ref.raw, sel = f.add.raw
+            return { n in sfb_loop_direct(floor, obj, sel, n) }
+        })
+
+        // 2: the send layers, from the thinnest to the most general.
+        list.append(BenchCase(id: "2a", name: "sf_msg_lookup + call (C API, C loop)", target: 3) { f in
+            let obj = f.ref.raw, sel = f.add.raw
+            return { n in sfb_loop_lookup_call(obj, sel, n) }
+        })
+        list.append(BenchCase(id: "2b", name: "typed send, C-function IMP", target: 5) { f in
+            typedSends(f.ref, f.add)
+        })
+        list.append(BenchCase(id: "2c", name: "dynamic send (ffi_call)", slow: true) { f in
+            let ref = f.ref, add = f.add
+            return { n in
+                var acc = 0
+                for i in 0..<n { acc &+= try ref.send(add, i, 1).intValue! }
+                return acc
+            }
+        })
+
+        // 3: the same sends when the IMP is a libffi closure over a Swift closure.
+        list.append(BenchCase(id: "3a", name: "sf_msg_lookup + call, closure IMP (C loop)", slow: true) { f in
+            let obj = f.ref.raw, sel = f.closureAdd.raw
+            return { n in sfb_loop_lookup_call(obj, sel, n) }
+        })
+        list.append(BenchCase(id: "3b", name: "typed send, closure IMP", slow: true) { f in
+            typedSends(f.ref, f.closureAdd)
+        })
+
+        // 4-6: hooked methods (typed sends to `hookedRef`; every method's body is sfb_add).
+        // The rules run on a ManualClock that never moves: 5's and 6's windows, opened at
+        // set-up, stay open, so every call is dropped (5) or replaces the pending one (6).
+        list.append(BenchCase(id: "4a", name: "hook: instead-hook calling proceed()", slow: true) { f in
+            typedSends(f.hookedRef, f.passHookAdd)
+        })
+        list.append(BenchCase(id: "4b", name: "hook: pass-through rule (record, then original)", target: 20,
+                              slow: true) { f in
+            typedSends(f.hookedRef, f.passRuleAdd)
+        })
+        list.append(BenchCase(id: "5", name: "throttled: dropped (firstly, in the window)", target: 10,
+                              allocationTarget: 0, slow: true) { f in
+            typedSends(f.hookedRef, f.dropAdd)
+        })
+        list.append(BenchCase(id: "6a", name: "throttled: captured (last, in the window)", allocationTarget: 0,
+                              slow: true) { f in
+            typedSends(f.hookedRef, f.lastAdd)
+        })
+        list.append(BenchCase(id: "6b", name: "throttled: captured (debounce, in the window)", allocationTarget: 0,
+                              slow: true) { f in
+            typedSends(f.hookedRef, f.debounceAdd)
+        })
+
+        // 7: the miss path.
+        list.append(BenchCase(id: "7a", name: "missing method: sf_msg_lookup -> NULL (C loop)", slow: true) { f in
+            let obj = f.ref.raw, sel = f.missing.raw
+            return { n in sfb_loop_lookup_missing(obj, sel, n) }
+        })
+        list.append(BenchCase(id: "7b", name: "missing method: typed send throws, caught", slow: true) { f in
+            let ref = f.ref, missing = f.missing
+            return { n in
+                var acc = 0
+                for i in 0..<n {
+                    do { let r: Int = try ref.send(missing, i, 1); acc &+= r } catch { acc &+= 1 }
+                }
+                return acc
+            }
+        })
+
+        // 8: changing hooks and rules. One "call" is a hook and its removal, or an apply and
+        // a discard of the same Rule object.
+        list.append(BenchCase(id: "8a", name: "hook + unhook one method", slow: true) { f in
+            let cls = f.hooked, sel = f.toggleHookAdd, body = f.passThrough
+            return { n in
+                for _ in 0..<n { try cls.hook(sel, .instead, body).remove() }
+                return n
+            }
+        })
+        list.append(BenchCase(id: "8b", name: "apply + discard one rule", slow: true) { f in
+            let engine = f.engine, rule = f.toggleRule
+            return { n in
+                var acc = 0
+                for _ in 0..<n {
+                    try engine.apply(rule)
+                    if engine.discard(rule) { acc &+= 1 }
+                }
+                return acc
+            }
+        })
+
+        // 9: the cached typed send as the runtime grows.
+        for (count, letter) in zip(BenchFixtures.selectorCounts, ["a", "b", "c"]) {
+            list.append(BenchCase(id: "9" + letter, name: "typed send, \(grouped(count)) selectors cached") { f in
+                let (ref, sels) = f.wide[count]!
+                return { n in
+                    var acc = 0
+                    try sels.withUnsafeBufferPointer { s in
+                        for i in 0..<n { let r: Int = try ref.send(s[i & 63], i, 1); acc &+= r }
+                    }
+                    return acc
+                }
+            })
+        }
+        for (depth, letter) in zip(BenchFixtures.depths, ["d", "e", "f"]) {
+            list.append(BenchCase(id: "9" + letter, name: "typed send, hierarchy \(depth) deep") { f in
+                typedSends(f.deep[depth]!, f.add)
+            })
+        }
+        // Each thread makes all `n` calls; time is per call and thread, so 2 threads at the
+        // 1-thread time is perfect scaling (only meaningful with a free second core).
+        for (threads, letter) in zip([1, 2], ["g", "h"]) {
+            let name = "typed send, \(threads) thread\(threads == 1 ? "" : "s") (time per thread)"
+            list.append(BenchCase(id: "9" + letter, name: name, threads: threads) { f in
+                let ref = f.ref, add = f.add
+                return { n in
+                    // Each thread writes only its own slot.
+                    nonisolated(unsafe) let sums = UnsafeMutableBufferPointer<Int>.allocate(capacity: threads)
+                    defer { sums.deallocate() }
+                    DispatchQueue.concurrentPerform(iterations: threads) { t in
+                        var acc = 0
+                        for i in 0..<n {
+                            let r: Int = (try? ref.send(add, i, 1)) ?? 0
+                            acc &+= r
+                        }
+                        sums[t] = acc
+                    }
+                    return sums.reduce(0, &+)
+                }
+            })
+        }
+        return list
+    }()
+}
+
+/// `n` typed sends of `sel` (`- (long)add:(long)a to:(long)b`) to `ref`, summed.
+private func typedSends(_ ref: ObjectRef, _ sel: Selector) -> BenchCase.Body {
+    { n in
+        var acc = 0
+        for i in 0..<n { let r: Int = try ref.send(sel, i, 1); acc &+= r }
+        return acc
+    }
+}
+
+/// 100000 → "100,000".
+public func grouped(_ value: Int) -> String {
+    let digits = String(value)
+    var out = ""
+    for (i, c) in digits.enumerated() {
+        if i > 0, (digits.count - i) % 3 == 0 { out.append(",") }
+        out.append(c)
+    }
+    return out
+}

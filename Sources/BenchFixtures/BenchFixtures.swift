@@ -1,0 +1,163 @@
+import CShims
+import DispatchFixtures
+import DynamicRuntime
+import MessageThrottle
+
+/// The shape of every measured method: `- (long)add:(long)a to:(long)b`, as a C function
+/// (declared in DispatchFixtures.h).
+public typealias AddIMP = sfb_add_imp
+
+/// Classes, objects, selectors, hooks and rules the benchmark cases send to, built once before
+/// anything is timed. Shared by `forwarding bench` and the package-benchmark suite, so both
+/// measure exactly the same thing (docs/performance.md).
+///
+/// Every method is `sfb_add` (DispatchFixtures/add.c, its own translation unit) or, for the
+/// closure cases, a Swift closure computing the same `a + b`.
+public final class BenchFixtures: @unchecked Sendable {
+    public static let selectorCounts = [10, 1_000, 100_000]
+    public static let depths = [1, 8, 32]
+
+    public let calc: RuntimeClass
+    public let object: Object
+    public let ref: ObjectRef
+    public let add: Selector = "add:to:"
+    public let closureAdd: Selector = "closureAdd:to:"
+    public let missing: Selector = "benchMissing:to:"
+    /// `sfb_add` read back from the runtime as the IMP of `add:to:`: opaque to the optimizer.
+    public let floor: AddIMP
+    /// Per selector count: an instance of a class with that many methods, all of them in its
+    /// cache, and 64 of its selectors spread over the table (repeated for small counts).
+    public private(set) var wide: [Int: (ref: ObjectRef, selectors: [Selector])] = [:]
+    /// Per hierarchy depth: an instance of the leaf class; `add:to:` is defined on the root.
+    public private(set) var deep: [Int: ObjectRef] = [:]
+
+    // MARK: Hooks and rules (cases 4-6 and 8)
+
+    /// The class whose methods are hooked and throttled; one selector per case, each with the
+    /// body `sfb_add`, so that the cases do not share a hook or a rule.
+    public let hooked: RuntimeClass
+    public let hookedObject: Object
+    public let hookedRef: ObjectRef
+    /// 4a: an instead-hook that only calls `proceed()`.
+    public let passHookAdd: Selector = "passHookAdd:to:"
+    /// 4b: a rule of duration zero: every call is captured and performed at once.
+    public let passRuleAdd: Selector = "passRuleAdd:to:"
+    /// 5: `firstly`, window open: every call is dropped.
+    public let dropAdd: Selector = "dropAdd:to:"
+    /// 6a: `last`, window open: every call replaces the pending one.
+    public let lastAdd: Selector = "lastAdd:to:"
+    /// 6b: `debounce`, window open: every call replaces the pending one.
+    public let debounceAdd: Selector = "debounceAdd:to:"
+    /// 8a: hooked and unhooked by the case itself.
+    public let toggleHookAdd: Selector = "toggleHookAdd:to:"
+    /// 8b: a rule applied and discarded by the case itself.
+    public let toggleRuleAdd: Selector = "toggleRuleAdd:to:"
+
+    /// Virtual time for every rule: it never moves, so a window opened at set-up stays open
+    /// while the cases run, nothing is flushed, and no timer fires.
+    public let clock = ManualClock()
+    /// The engine the rules are applied to (its delayed messages run on `clock`).
+    public let engine: Engine
+    /// 8b's rule, applied and discarded by the case (not applied between calls).
+    public let toggleRule: Rule
+    /// The body of 4a's and 8a's hooks.
+    public let passThrough: (HookContext) throws -> Void = { try $0.proceed() }
+    /// Applied rules and hooks, kept for the process's lifetime.
+    private var tokens: [HookToken] = []
+    private var rules: [Rule] = []
+    /// Owning handles for the objects above.
+    private var keep: [Object] = []
+
+    /// Builds everything (about a second: the 100,000-method class dominates).
+    public init() throws {
+        let imp = IMP(address: unsafeBitCast(sfb_add as sfb_add_imp, to: UnsafeRawPointer.self))!
+        calc = try RuntimeClass(name: "BenchCalc")
+        try calc.addMethod(add, implementation: imp, types: "q@:qq")
+        try calc.addMethod(closureAdd) { (_: ObjectRef, a: Int, b: Int) in a &+ b }
+        object = try calc.createInstance()
+        ref = object.ref
+        floor = unsafeBitCast(calc.method(for: add)!.implementation.pointer, to: AddIMP.self)
+        // Warm the caches: every case measures a hit.
+        let _: Int = try ref.send(add, 1, 2)
+        let _: Int = try ref.send(closureAdd, 1, 2)
+
+        for count in Self.selectorCounts {
+            let cls = try RuntimeClass(name: "BenchWide\(count)")
+            var all: [Selector] = []
+            all.reserveCapacity(count)
+            for i in 0..<count {
+                let sel = Selector("wide\(count)_\(i):to:")
+                try cls.addMethod(sel, implementation: imp, types: "q@:qq")
+                all.append(sel)
+            }
+            let obj = try cls.createInstance()
+            // Every method sent once: the class's cache holds all `count` selectors.
+            for sel in all { let _: Int = try obj.ref.send(sel, 1, 2) }
+            wide[count] = (obj.ref, (0..<64).map { all[($0 * count / 64 + $0) % count] })
+            keep.append(obj)
+        }
+
+        for depth in Self.depths {
+            var cls = try RuntimeClass(name: "BenchDeep\(depth)_0")
+            try cls.addMethod(add, implementation: imp, types: "q@:qq")
+            for level in 1..<depth {
+                cls = try RuntimeClass(name: "BenchDeep\(depth)_\(level)", superclass: cls)
+            }
+            let obj = try cls.createInstance()
+            let _: Int = try obj.ref.send(add, 1, 2)
+            deep[depth] = obj.ref
+            keep.append(obj)
+        }
+
+        hooked = try RuntimeClass(name: "BenchHooked")
+        for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd] {
+            try hooked.addMethod(sel, implementation: imp, types: "q@:qq")
+        }
+        hookedObject = try hooked.createInstance()
+        hookedRef = hookedObject.ref
+        engine = Engine(executor: ManualExecutor(clock: clock))
+        let hour = Duration.seconds(3600)
+        toggleRule = Rule(target: hooked, selector: toggleRuleAdd, duration: hour, mode: .firstly)
+
+        tokens.append(try hooked.hook(passHookAdd, .instead, passThrough))
+        for (sel, duration, mode) in [(passRuleAdd, Duration.zero, ThrottleMode.firstly),
+                                      (dropAdd, hour, .firstly), (lastAdd, hour, .last),
+                                      (debounceAdd, hour, .debounce)] {
+            let rule = Rule(target: hooked, selector: sel, duration: duration, mode: mode)
+            try engine.apply(rule)
+            rules.append(rule)
+        }
+        // One call each opens the windows (5: performed, and the window starts; 6: held) and
+        // warms the caches and the rules' spare records.
+        for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd] {
+            for i in 0..<4 { let _: Int = try hookedRef.send(sel, i, 1) }
+        }
+        try engine.apply(toggleRule)
+        engine.discard(toggleRule)
+        try hooked.hook(toggleHookAdd, .instead, passThrough).remove()
+    }
+
+    /// Checks that the hooks and rules still do what the cases claim (4: performed; 5, 6:
+    /// suppressed, zero returned); throws otherwise. Cheap: a few sends.
+    public func verify() throws {
+        func check(_ sel: Selector, _ expected: Int, _ what: String) throws {
+            let r: Int = try hookedRef.send(sel, 40, 2)
+            guard r == expected else { throw BenchFixtureError(message: "\(sel.name) \(what): returned \(r), expected \(expected)") }
+        }
+        try check(passHookAdd, 42, "pass-through hook")
+        try check(passRuleAdd, 42, "pass-through rule")
+        try check(dropAdd, 0, "dropped call")
+        try check(lastAdd, 0, "captured call (last)")
+        try check(debounceAdd, 0, "captured call (debounce)")
+        for rule in rules where rule.mode != .firstly {
+            guard rule.pendingInvocation != nil else {
+                throw BenchFixtureError(message: "\(rule.selector.name): nothing pending; the window closed")
+            }
+        }
+    }
+}
+
+public struct BenchFixtureError: Error, CustomStringConvertible {
+    public let message: String
+    public var description: String { message }
+}
