@@ -81,8 +81,13 @@ public protocol WordRepresentable {
     init(word: UInt64)
 }
 
+// @inlinable here and below: typed sends are inlined into the caller, and without these the
+// conversions stay calls through the protocol witness into unspecialized generic code
+// (docs/performance.md, "typed send").
 extension MessageArgument where Self: BitwiseCopyable {
+    @inlinable
     public init(argumentStorage: UnsafeRawPointer) { self = argumentStorage.loadUnaligned(as: Self.self) }
+    @inlinable
     public func storeArgument(to storage: UnsafeMutableRawPointer) { storage.storeBytes(of: self, as: Self.self) }
 }
 
@@ -92,6 +97,7 @@ extension MessageReturn where Self: MessageArgument {
 
 // libffi widens integer returns narrower than a word to a full word (ffi_arg / ffi_sarg).
 extension MessageReturn where Self: FixedWidthInteger {
+    @inlinable
     public init(returnStorage: UnsafeRawPointer) {
         if Self.bitWidth < 64 {
             self = Self.isSigned
@@ -101,6 +107,7 @@ extension MessageReturn where Self: FixedWidthInteger {
             self = returnStorage.load(as: Self.self)
         }
     }
+    @inlinable
     public func storeReturn(to storage: UnsafeMutableRawPointer) {
         if Self.bitWidth < 64 {
             if Self.isSigned { storage.storeBytes(of: Int64(truncatingIfNeeded: self), as: Int64.self) }
