@@ -98,7 +98,7 @@ extension BenchCase {
             typedSends(f.hookedRef, f.debounceAdd)
         })
 
-        // 7: the miss path.
+        // 7: the miss path: no method (7a, 7b), then the forwarding stages (7c-7e).
         list.append(BenchCase(id: "7a", name: "missing method: sf_msg_lookup -> NULL (C loop)", slow: true) { f in
             let obj = f.ref.raw, sel = f.missing.raw
             return { n in sfb_loop_lookup_missing(obj, sel, n) }
@@ -112,6 +112,16 @@ extension BenchCase {
                 }
                 return acc
             }
+        })
+
+        list.append(BenchCase(id: "7c", name: "forwarded: forwardingTarget (fast forwarding)", slow: true) { f in
+            typedSends(f.targetForwarder.ref, f.add)
+        })
+        list.append(BenchCase(id: "7d", name: "forwarded: forwardInvocation, invoke on target", slow: true) { f in
+            typedSends(f.invocationForwarder.ref, f.add)
+        })
+        list.append(BenchCase(id: "7e", name: "forwarded: Proxy (NSProxy-style) to target", slow: true) { f in
+            typedSends(f.proxy.ref, f.add)
         })
 
         // 8: changing hooks and rules. One "call" is a hook and its removal, or an apply and

@@ -31,6 +31,15 @@ public final class BenchFixtures: @unchecked Sendable {
     /// Per hierarchy depth: an instance of the leaf class; `add:to:` is defined on the root.
     public private(set) var deep: [Int: ObjectRef] = [:]
 
+    // MARK: Forwarding (cases 7c-7e): `add:to:` sent to objects that do not implement it
+
+    /// 7c: its class names `object` as the forwarding target (fast forwarding).
+    public let targetForwarder: Object
+    /// 7d: its class builds an invocation and invokes it on `object` (forwardInvocation:).
+    public let invocationForwarder: Object
+    /// 7e: a `Proxy` (NSProxy-style) wrapping `object`.
+    public let proxy: Object
+
     // MARK: Hooks and rules (cases 4-6 and 8)
 
     /// The class whose methods are hooked and throttled; one selector per case, each with the
@@ -109,6 +118,18 @@ public final class BenchFixtures: @unchecked Sendable {
             keep.append(obj)
         }
 
+        let target = ref
+        let fastForwarding = try RuntimeClass(name: "BenchTargetForwarder")
+        try fastForwarding.setForwardingTarget { _, _ in target }
+        targetForwarder = try fastForwarding.createInstance()
+        let fullForwarding = try RuntimeClass(name: "BenchInvocationForwarder")
+        try fullForwarding.setForwardInvocation { invocation in try invocation.invoke(target: target) }
+        invocationForwarder = try fullForwarding.createInstance()
+        proxy = try Proxy.create(try Proxy.makeClass(name: "BenchProxy"), wrapping: object)
+        for forwarder in [targetForwarder, invocationForwarder, proxy] {
+            for i in 0..<4 { let _: Int = try forwarder.ref.send(add, i, 1) }
+        }
+
         hooked = try RuntimeClass(name: "BenchHooked")
         for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd] {
             try hooked.addMethod(sel, implementation: imp, types: "q@:qq")
@@ -143,6 +164,11 @@ public final class BenchFixtures: @unchecked Sendable {
         func check(_ sel: Selector, _ expected: Int, _ what: String) throws {
             let r: Int = try hookedRef.send(sel, 40, 2)
             guard r == expected else { throw BenchFixtureError(message: "\(sel.name) \(what): returned \(r), expected \(expected)") }
+        }
+        for (forwarder, what) in [(targetForwarder, "forwardingTarget"), (invocationForwarder, "forwardInvocation"),
+                                  (proxy, "proxy")] {
+            let r: Int = try forwarder.ref.send(add, 40, 2)
+            guard r == 42 else { throw BenchFixtureError(message: "\(what): returned \(r), expected 42") }
         }
         try check(passHookAdd, 42, "pass-through hook")
         try check(passRuleAdd, 42, "pass-through rule")
