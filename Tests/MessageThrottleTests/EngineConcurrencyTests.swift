@@ -48,7 +48,7 @@ final class EngineConcurrencyTests: XCTestCase {
         let (cls, payload) = try makeClasses(log)
         let queue = DispatchQueue(label: "engine.concurrency.timers")
         let engine = Engine(executor: DispatchQueueExecutor(queue: queue))
-        let objects = try (0..<4).map { _ in try makeImmortalInstance(of: cls) }
+        let objects = try (0..<4).map { _ in try cls.createInstance() }
         let original = try XCTUnwrap(cls.ownMethod(for: "tick:")?.implementation)
         let baseline = Runtime.liveObjectCount
         // Works around the DynamicRuntime bug pinned by
@@ -154,7 +154,7 @@ final class EngineConcurrencyTests: XCTestCase {
             var chain = [try makeClasses(log, "ConflictRound\(round)").cls]
             for _ in 1..<8 { chain.append(try RuntimeClass(name: uniqueClassName("ConflictSub"), superclass: chain.last!)) }
             let classes = chain
-            let obj = try makeImmortalInstance(of: chain[0])
+            let obj = try chain[0].createInstance()
             let classWins = Guarded(0)
             let objectWins = Guarded(0)
             let otherErrors = Guarded<[String]>([])
@@ -191,7 +191,7 @@ final class EngineConcurrencyTests: XCTestCase {
             var rng = SystemRandomNumberGenerator()
             for i in 0..<perThread {
                 do {
-                    let obj = try makeInstance(of: cls)
+                    let obj = try cls.createInstance()
                     let mode = Self.modes.randomElement(using: &rng)!
                     try obj.limit("take:", oncePer: .microseconds(Int.random(in: 50...1500, using: &rng)), mode: mode, in: engine)
                     for _ in 0..<Int.random(in: 1...4, using: &rng) {
@@ -229,7 +229,7 @@ final class EngineConcurrencyTests: XCTestCase {
             let clock = MonotonicClock()
             for i in 0..<300 {
                 do {
-                    var obj: Object? = try makeInstance(of: cls)
+                    var obj: Object? = try cls.createInstance()
                     let delay = Int.random(in: 100...400, using: &rng)
                     try obj!.limit("tick:", oncePer: .microseconds(delay), mode: .debounce, in: engine)
                     try obj!.send("tick:", t * 1000 + i, as: Void.self)   // the pending message retains obj
