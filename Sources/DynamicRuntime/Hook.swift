@@ -240,6 +240,8 @@ final class MethodHook: @unchecked Sendable {
     var inherited: Bool
     /// Keeps the original closure IMP alive (lock held).
     var originalOwner: ClosureIMP?
+    /// Set until the hook is retired (lock held or after the grace period). The trampoline holds
+    /// the hook strongly: an invocation that kept the trampoline as its IMP can replay it later.
     var trampoline: ClosureIMP!
     /// The table entry the trampoline is installed in (lock held).
     var record: MethodRecord!
@@ -256,7 +258,7 @@ final class MethodHook: @unchecked Sendable {
         originalOwner = inherited ? nil : original.owner
         let emptyChain = Unmanaged.passRetained(HookChain()).toOpaque()
         _ = sf_hook_swap_chain(slot, emptyChain)
-        trampoline = try ClosureIMP(signature: signature) { [unowned(unsafe) self] ret, args in
+        trampoline = try ClosureIMP(signature: signature) { [self] ret, args in
             try self.run(ret, args)
         }
     }

@@ -72,7 +72,7 @@ enum HookRegistry {
                 // be written. Break the record <-> hook cycle so the trampoline can go, after a
                 // grace period (a late send may still be inside it).
                 record.hook = nil
-                Runtime.state.retire { _ = hook }
+                Runtime.state.retire { hook.trampoline = nil }
                 return false
             }
             guard hook.contains(token.id) else { return false }
@@ -94,19 +94,18 @@ enum HookRegistry {
         if hook.inherited {
             cls.methods[hook.selector] = nil
             cls.flushCaches()
+            // The record owned the trampoline; the retire closure keeps it for late senders.
+            record.owner = nil
             Runtime.state.retire {
                 record.free()
                 _ = trampoline
-                _ = hook
             }
         } else {
-            let original = IMP(pointer: sf_hook_original(hook.slot)!, owner: hook.originalOwner)
-            _ = record.exchange(with: original)
-            Runtime.state.retire {
-                _ = trampoline
-                _ = hook
-            }
+            _ = record.exchange(with: IMP(pointer: sf_hook_original(hook.slot)!, owner: hook.originalOwner))
         }
+        // The trampoline holds its hook (a replayed invocation may still enter it): drop the
+        // hook's side of the cycle once no sender can be inside.
+        Runtime.state.retire { hook.trampoline = nil }
         // A hidden per-object class stays the object's isa when its last hook goes: it has no
         // methods left, so sends find the class's own, and it is reused by the next hook.
         // Deallocation tears it down.
