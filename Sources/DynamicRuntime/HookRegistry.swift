@@ -101,7 +101,7 @@ enum HookRegistry {
                 _ = trampoline
             }
         } else {
-            _ = record.exchange(with: IMP(pointer: sf_hook_original(hook.slot)!, owner: hook.originalOwner))
+            _ = record.exchange(with: hook.original!)
         }
         // The trampoline holds its hook (a replayed invocation may still enter it): drop the
         // hook's side of the cycle once no sender can be inside.

@@ -143,6 +143,55 @@ final class HookLifetimeTests: XCTestCase {
         XCTAssertEqual(Runtime.liveClosureCount, closures)
     }
 
+    /// `originalImplementation` and captures read the wrapped IMP without the runtime lock
+    /// while the method is replaced: each record replays one of the implementations, never a
+    /// freed one.
+    func testCaptureWhileTheHookedMethodIsReplaced() throws {
+        let fx = try Fixture("ReplayReplace")
+        var obj: Object? = try fx.cls.createInstance()
+        fwdCollect()
+        let closures = Runtime.liveClosureCount
+        let kept = LockedInvocations()
+        var token: HookToken? = try fx.cls.hook("twice:", .instead) { ctx in
+            _ = ctx.originalImplementation
+            kept.append(ctx.makeInvocation())
+        }
+        let stop = LockedFlag(), replaced = DispatchSemaphore(value: 0)
+        Thread {
+            var k = 3
+            while !stop.isSet {
+                let factor = k
+                _ = try? fx.cls.replaceMethod("twice:") { (_: ObjectRef, x: Int) -> Int in factor * x }
+                k = k == 9 ? 3 : k + 1
+            }
+            replaced.signal()
+        }.start()
+        do {
+            let o = obj!
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                for _ in 0..<300 { _ = try? o.send("twice:", 1) as Int }
+            }
+        }
+        stop.set()
+        replaced.wait()
+        XCTAssertTrue(token!.remove())
+        token = nil   // a token keeps its hook, and the hook the IMP it wrapped
+        fwdCollect()
+        churnHeap()
+        let records = kept.take()
+        XCTAssertEqual(records.count, 1200)
+        for inv in records {
+            try inv.invoke()
+            let r = try inv.returnValue(as: Int.self)
+            XCTAssertTrue(r == 2 || (3...9).contains(r), "replayed \(r)")
+        }
+        _ = consume records
+        obj = nil
+        try fx.cls.dispose()   // frees the last replacement's closure
+        fwdCollect()
+        XCTAssertEqual(Runtime.liveClosureCount, closures - 1, "the first implementation's closure went with the class")
+    }
+
     // MARK: hidden per-object classes
 
     /// Hooked and unhooked, hooked and left hooked: either way the hidden class goes with the
