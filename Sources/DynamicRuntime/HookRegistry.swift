@@ -90,16 +90,11 @@ enum HookRegistry {
         let cls = hook.cls
         let record = hook.record!
         record.hook = nil
-        let trampoline = hook.trampoline
         if hook.inherited {
             cls.methods[hook.selector] = nil
             cls.flushCaches()
-            // The record owned the trampoline; the retire closure keeps it for late senders.
-            record.owner = nil
-            Runtime.state.retire {
-                record.free()
-                _ = trampoline
-            }
+            // free() also lets go of the trampoline the record owns.
+            Runtime.state.retire { record.free() }
         } else {
             _ = record.exchange(with: hook.original!)
         }

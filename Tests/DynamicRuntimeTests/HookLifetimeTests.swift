@@ -7,29 +7,13 @@ import XCTest
 @testable import DynamicRuntime
 
 final class HookLifetimeTests: XCTestCase {
-    /// A class whose `twice:` returns 2x, and whose `calls` counts real calls.
-    final class Fixture: @unchecked Sendable {
-        let cls: RuntimeClass
-        let calls = NSLock()
-        private var _count = 0
-        var count: Int { calls.withLock { _count } }
-
-        init(_ name: String, superclass: RuntimeClass? = nil) throws {
-            cls = try makeClass(name, superclass: superclass)
-            try cls.addMethod("twice:") { [unowned self] (_: ObjectRef, x: Int) -> Int in
-                self.calls.withLock { self._count += 1 }
-                return 2 * x
-            }
-        }
-    }
-
     // MARK: replay after the hooks are gone
 
     /// A per-object hook's original is its class's current IMP: here the class hook's
     /// trampoline. The captured record must still replay once both hooks are removed and
     /// their memory collected (the trampoline used to reference its hook unowned(unsafe)).
     func testReplayThroughARemovedClassHookCallsTheOriginal() throws {
-        let fx = try Fixture("ReplayPerObject")
+        let fx = try HookLifetimeFixture("ReplayPerObject")
         var obj: Object? = try fx.cls.createInstance()
         fwdCollect()
         let closures = Runtime.liveClosureCount, objects = Runtime.liveObjectCount
@@ -64,7 +48,7 @@ final class HookLifetimeTests: XCTestCase {
     /// The same through a subclass (an inherited hook), replayed on another thread after the
     /// subclass's and the superclass's hooks were removed.
     func testReplayOfAnInheritedHookCaptureOnAnotherThread() throws {
-        let base = try Fixture("ReplayBase")
+        let base = try HookLifetimeFixture("ReplayBase")
         let sub = try makeClass("ReplaySub", superclass: base.cls)
         let obj = try sub.createInstance()
         fwdCollect()
@@ -99,11 +83,94 @@ final class HookLifetimeTests: XCTestCase {
         XCTAssertEqual(Runtime.liveClosureCount, closures)
     }
 
+    // MARK: hidden per-object classes
+
+    /// Hooked and unhooked, hooked and left hooked: either way the hidden class goes with the
+    /// object, so its class can be disposed and every closure is freed.
+    func testHiddenClassGoesWithItsObjectHookedOrNot() throws {
+        for leaveHooked in [false, true] {
+            let fx = try HookLifetimeFixture("HiddenGoes")
+            fwdCollect()
+            let closures = Runtime.liveClosureCount
+            do {
+                let o = try fx.cls.createInstance()
+                let t = try o.hook("twice:", .after) { ctx in try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + 1) }
+                XCTAssertEqual(try o.send("twice:", 5) as Int, 11)
+                if !leaveHooked {
+                    XCTAssertTrue(t.remove())
+                    XCTAssertEqual(try o.send("twice:", 5) as Int, 10)
+                }
+            }
+            XCTAssertNoThrow(try fx.cls.dispose(), "leaveHooked=\(leaveHooked)")
+            fwdCollect()
+            XCTAssertEqual(Runtime.liveClosureCount, closures - 1, "leaveHooked=\(leaveHooked): only twice:'s closure went with the class")
+        }
+    }
+
+    /// Many objects of two classes with the same size, hooked, unhooked and freed in turn so
+    /// that addresses are reused: every object is hooked as an instance of its own class.
+    func testReusedAddressesAreHookedAsTheirOwnClass() throws {
+        let a = try makeClass("AddrA", ivars: [("x", .int64)])
+        let b = try makeClass("AddrB", ivars: [("y", .int64)])
+        try a.addMethod("who") { (_: ObjectRef) -> Int in 1 }
+        try b.addMethod("who") { (_: ObjectRef) -> Int in 2 }
+        var seen = Set<UnsafeMutableRawPointer>(), reused = 0
+        for i in 0..<2000 {
+            let cls = i % 3 == 0 ? a : b
+            let o = try cls.createInstance()
+            if !seen.insert(UnsafeMutableRawPointer(o.raw)).inserted { reused += 1 }
+            let t = try o.hook("who", .after) { ctx in try ctx.setReturnValue(try ctx.returnValue(as: Int.self) * 10) }
+            XCTAssertEqual(o.runtimeClass, cls)
+            XCTAssertEqual(try o.send("who") as Int, cls === a ? 10 : 20)
+            if i % 2 == 0 { t.remove() }
+            XCTAssertEqual(try o.send("who") as Int, cls === a ? (i % 2 == 0 ? 1 : 10) : (i % 2 == 0 ? 2 : 20))
+        }
+        XCTAssertGreaterThan(reused, 0, "the allocator reused addresses")
+        XCTAssertNoThrow(try a.dispose())
+        XCTAssertNoThrow(try b.dispose())
+    }
+
+    /// A dealloc observer cannot give its dying object a hidden class (it would outlive it).
+    func testADeallocObserverCannotHookItsObject() throws {
+        let fx = try HookLifetimeFixture("HiddenDying")
+        let result = LockedResults()
+        do {
+            let o = try fx.cls.createInstance()
+            o.onDeallocate { ref in
+                do {
+                    try ref.hook("twice:") { _ in }
+                    result.append(1)
+                } catch RuntimeError.hookFailed(_, _, let reason) {
+                    result.append(reason.contains("being deallocated") ? 0 : 2)
+                } catch {
+                    result.append(3)
+                }
+            }
+        }
+        XCTAssertEqual(result.values, [0], "hookFailed: the object is being deallocated")
+        XCTAssertNoThrow(try fx.cls.dispose())
+    }
+
+    /// A token of an object that died while hooked is inactive; removing it is harmless.
+    func testATokenOfADeadObjectIsInactive() throws {
+        let fx = try HookLifetimeFixture("HiddenDead")
+        var o: Object? = try fx.cls.createInstance()
+        let t = try o!.hook("twice:") { _ in }
+        XCTAssertTrue(t.isActive)
+        o = nil
+        XCTAssertFalse(t.isActive)
+        XCTAssertFalse(t.remove())
+        XCTAssertNoThrow(try fx.cls.dispose())
+    }
+}
+
+/// The concurrent cases, apart so that CI's TSan run (filter 'Concurrency|Stress') has them.
+final class HookLifetimeConcurrencyTests: XCTestCase {
     /// Senders capture through a per-object hook while another thread hooks and unhooks the
     /// class over and over; every record replays to the original afterwards, on several
     /// threads, and nothing leaks. (Run under TSan in CI.)
     func testConcurrentCaptureWhileTheClassHookChurns() throws {
-        let fx = try Fixture("ReplayChurn")
+        let fx = try HookLifetimeFixture("ReplayChurn")
         let objects = try (0..<4).map { _ in try fx.cls.createInstance() }
         fwdCollect()
         let closures = Runtime.liveClosureCount
@@ -147,7 +214,7 @@ final class HookLifetimeTests: XCTestCase {
     /// while the method is replaced: each record replays one of the implementations, never a
     /// freed one.
     func testCaptureWhileTheHookedMethodIsReplaced() throws {
-        let fx = try Fixture("ReplayReplace")
+        let fx = try HookLifetimeFixture("ReplayReplace")
         var obj: Object? = try fx.cls.createInstance()
         fwdCollect()
         let closures = Runtime.liveClosureCount
@@ -192,57 +259,10 @@ final class HookLifetimeTests: XCTestCase {
         XCTAssertEqual(Runtime.liveClosureCount, closures - 1, "the first implementation's closure went with the class")
     }
 
-    // MARK: hidden per-object classes
-
-    /// Hooked and unhooked, hooked and left hooked: either way the hidden class goes with the
-    /// object, so its class can be disposed and every closure is freed.
-    func testHiddenClassGoesWithItsObjectHookedOrNot() throws {
-        for leaveHooked in [false, true] {
-            let fx = try Fixture("HiddenGoes")
-            fwdCollect()
-            let closures = Runtime.liveClosureCount
-            do {
-                let o = try fx.cls.createInstance()
-                let t = try o.hook("twice:", .after) { ctx in try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + 1) }
-                XCTAssertEqual(try o.send("twice:", 5) as Int, 11)
-                if !leaveHooked {
-                    XCTAssertTrue(t.remove())
-                    XCTAssertEqual(try o.send("twice:", 5) as Int, 10)
-                }
-            }
-            XCTAssertNoThrow(try fx.cls.dispose(), "leaveHooked=\(leaveHooked)")
-            fwdCollect()
-            XCTAssertEqual(Runtime.liveClosureCount, closures - 1, "leaveHooked=\(leaveHooked): only twice:'s closure went with the class")
-        }
-    }
-
-    /// Many objects of two classes with the same size, hooked, unhooked and freed in turn so
-    /// that addresses are reused: every object is hooked as an instance of its own class.
-    func testReusedAddressesAreHookedAsTheirOwnClass() throws {
-        let a = try makeClass("AddrA", ivars: [("x", .int64)])
-        let b = try makeClass("AddrB", ivars: [("y", .int64)])
-        try a.addMethod("who") { (_: ObjectRef) -> Int in 1 }
-        try b.addMethod("who") { (_: ObjectRef) -> Int in 2 }
-        var seen = Set<UnsafeMutableRawPointer>(), reused = 0
-        for i in 0..<2000 {
-            let cls = i % 3 == 0 ? a : b
-            let o = try cls.createInstance()
-            if !seen.insert(UnsafeMutableRawPointer(o.raw)).inserted { reused += 1 }
-            let t = try o.hook("who", .after) { ctx in try ctx.setReturnValue(try ctx.returnValue(as: Int.self) * 10) }
-            XCTAssertEqual(o.runtimeClass, cls)
-            XCTAssertEqual(try o.send("who") as Int, cls === a ? 10 : 20)
-            if i % 2 == 0 { t.remove() }
-            XCTAssertEqual(try o.send("who") as Int, cls === a ? (i % 2 == 0 ? 1 : 10) : (i % 2 == 0 ? 2 : 20))
-        }
-        XCTAssertGreaterThan(reused, 0, "the allocator reused addresses")
-        XCTAssertNoThrow(try a.dispose())
-        XCTAssertNoThrow(try b.dispose())
-    }
-
     /// Threads racing to make one object's first hook share one hidden class; the losers'
     /// classes are disposed, so the visible class can be disposed afterwards.
     func testConcurrentFirstHooksOnOneObjectShareOneHiddenClass() throws {
-        let fx = try Fixture("HiddenRace")
+        let fx = try HookLifetimeFixture("HiddenRace")
         for _ in 0..<50 {
             let o = try fx.cls.createInstance()
             let runs = LockedResults()
@@ -257,48 +277,29 @@ final class HookLifetimeTests: XCTestCase {
         }
         XCTAssertNoThrow(try fx.cls.dispose(), "no hidden class left behind")
     }
+}
 
-    /// A dealloc observer cannot give its dying object a hidden class (it would outlive it).
-    func testADeallocObserverCannotHookItsObject() throws {
-        let fx = try Fixture("HiddenDying")
-        let result = LockedResults()
-        do {
-            let o = try fx.cls.createInstance()
-            o.onDeallocate { ref in
-                do {
-                    try ref.hook("twice:") { _ in }
-                    result.append(1)
-                } catch RuntimeError.hookFailed(_, _, let reason) {
-                    result.append(reason.contains("being deallocated") ? 0 : 2)
-                } catch {
-                    result.append(3)
-                }
-            }
+/// A class whose `twice:` returns 2x, and whose `calls` counts real calls.
+final class HookLifetimeFixture: @unchecked Sendable {
+    let cls: RuntimeClass
+    let calls = NSLock()
+    private var _count = 0
+    var count: Int { calls.withLock { _count } }
+
+    init(_ name: String, superclass: RuntimeClass? = nil) throws {
+        cls = try makeClass(name, superclass: superclass)
+        try cls.addMethod("twice:") { [unowned self] (_: ObjectRef, x: Int) -> Int in
+            self.calls.withLock { self._count += 1 }
+            return 2 * x
         }
-        XCTAssertEqual(result.values, [0], "hookFailed: the object is being deallocated")
-        XCTAssertNoThrow(try fx.cls.dispose())
     }
+}
 
-    /// A token of an object that died while hooked is inactive; removing it is harmless.
-    func testATokenOfADeadObjectIsInactive() throws {
-        let fx = try Fixture("HiddenDead")
-        var o: Object? = try fx.cls.createInstance()
-        let t = try o!.hook("twice:") { _ in }
-        XCTAssertTrue(t.isActive)
-        o = nil
-        XCTAssertFalse(t.isActive)
-        XCTAssertFalse(t.remove())
-        XCTAssertNoThrow(try fx.cls.dispose())
-    }
-
-    // MARK: helpers
-
-    /// Allocates and frees enough that freed hook memory gets reused.
-    private func churnHeap() {
-        var junk: [AnyObject] = []
-        for i in 0..<2000 { junk.append(NSString(string: "junk \(i)")); junk.append([UInt8](repeating: UInt8(i & 0xff), count: 64) as AnyObject) }
-        withExtendedLifetime(junk) {}
-    }
+/// Allocates and frees enough that freed hook memory gets reused.
+func churnHeap() {
+    var junk: [AnyObject] = []
+    for i in 0..<2000 { junk.append(NSString(string: "junk \(i)")); junk.append([UInt8](repeating: UInt8(i & 0xff), count: 64) as AnyObject) }
+    withExtendedLifetime(junk) {}
 }
 
 final class LockedResults: @unchecked Sendable {

@@ -102,6 +102,9 @@ final class EngineFixture {
     let log: CallLog
 
     init(_ base: String = #function, superclass: RuntimeClass? = nil, defineMethods: Bool = true) throws {
+        // Objects of earlier tests may still wait for a grace period (held by retired hook
+        // chains): free them now, so live-object baselines taken after this are stable.
+        collectRuntimeGarbage()
         clock = ManualClock()
         executor = ManualExecutor(clock: clock)
         engine = Engine(executor: executor)
