@@ -125,9 +125,10 @@ final class HookLifetimeTests: XCTestCase {
             if i % 2 == 0 { t.remove() }
             XCTAssertEqual(try o.send("who") as Int, cls === a ? (i % 2 == 0 ? 1 : 10) : (i % 2 == 0 ? 2 : 20))
         }
-        XCTAssertGreaterThan(reused, 0, "the allocator reused addresses")
         XCTAssertNoThrow(try a.dispose())
         XCTAssertNoThrow(try b.dispose())
+        // ASan's quarantine, for one, never hands an address out again.
+        if reused == 0 { throw XCTSkip("the allocator did not reuse an address") }
     }
 
     /// A dealloc observer cannot give its dying object a hidden class (it would outlive it).

@@ -12,7 +12,7 @@ import CShims
 /// and add the bug to `fixed` when the fix lands.
 final class KnownBugTests: XCTestCase {
     /// Tests of bugs fixed since: they run by default, as regression tests.
-    static let fixed = ["testKB1_"]
+    static let fixed = ["testKB1_", "testKB3_"]
 
     override func setUpWithError() throws {
         if Self.fixed.contains(where: { name.contains($0) }) { return }

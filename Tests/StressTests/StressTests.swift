@@ -15,10 +15,9 @@ import Synchronization
 /// - `SF_KNOWN_BUGS=1`: also assert the invariant that a known, open bug breaks (KB-4 in
 ///   docs/reliability.md); without it it is measured and printed as "KNOWN BUG observed".
 ///
-/// Workaround, always on: the test keeps every discarded rule's applied state alive until the
-/// end. Without that a sender still inside a rule's hook when the rule is discarded crashes
-/// the process ("Attempted to read an unowned reference", KB-3; reproduced deterministically by
-/// KnownBugTests). Keeping the states also lets the test see stranded messages (A8).
+/// The test keeps every discarded rule's applied state alive until the end, to see stranded
+/// messages (A8). (It once also kept a sender inside a discarded rule's hook from crashing,
+/// KB-3, fixed: runs without keeping them do not crash.)
 ///
 /// What is counted (one unique id per send; `ping:` records each id it performs and returns
 /// id + 1, so a 0 return means the rule suppressed the call — dropped or deferred):
@@ -201,8 +200,8 @@ final class StressRun: @unchecked Sendable {
     var epochModes: [Int: EpochMode] = [:]
     var epochFlushPerforms: [Int: Int] = [:]
     var rulesApplied = 0
-    /// Discarded rules and their applied state, kept until the end (see KB-3) and inspected
-    /// for stranded messages (KB-4).
+    /// Discarded rules and their applied state, kept until the end and inspected for
+    /// stranded messages (KB-4).
     var keptRules: [Rule] = []
     var keptStates: [AppliedRule] = []
     var threadErrors: [String] = []
@@ -331,7 +330,7 @@ final class StressRun: @unchecked Sendable {
             }
             phase.store(2 * epoch + 1, ordering: .sequentiallyConsistent)
             if let rule {
-                // Keep the applied state: a sender may still be inside the rule's hook (KB-3).
+                // Keep the applied state, to look for stranded messages at the end (A8).
                 if let state = rule.applied { keptStates.append(state) }
                 let before = mutatorPerforms.load(ordering: .relaxed)
                 if !rule.discard(pending: .flush) { fail("discard of epoch \(epoch) returned false") }
