@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import Synchronization
 
 /// Where a hook runs relative to the method's original implementation.
 public enum HookPosition: Sendable, CustomStringConvertible {
@@ -238,8 +239,12 @@ final class MethodHook: @unchecked Sendable {
     /// True when the class did not define the method itself: the original is looked up in
     /// the superclass on each call, so later changes there are honoured (lock held).
     var inherited: Bool
-    /// Keeps the original closure IMP alive (lock held).
-    var originalOwner: ClosureIMP?
+    /// The original IMP with its owner, for `currentOriginal()`: one immutable box published
+    /// atomically, so a sender reads a pointer and the owner keeping it alive without the lock.
+    /// nil while inherited. The slot's `original` holds the same pointer for the call path.
+    private let originalBox = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// Set until the hook is retired (lock held or after the grace period). The trampoline holds
+    /// the hook strongly: an invocation that kept the trampoline as its IMP can replay it later.
     var trampoline: ClosureIMP!
     /// The table entry the trampoline is installed in (lock held).
     var record: MethodRecord!
@@ -253,17 +258,34 @@ final class MethodHook: @unchecked Sendable {
             .assumingMemoryBound(to: sf_hook_slot.self)
         slot.initialize(to: sf_hook_slot())
         sf_hook_set_original(slot, inherited ? nil : original.pointer)
-        originalOwner = inherited ? nil : original.owner
+        if !inherited { originalBox.store(Unmanaged.passRetained(OriginalBox(original)).toOpaque(), ordering: .releasing) }
         let emptyChain = Unmanaged.passRetained(HookChain()).toOpaque()
         _ = sf_hook_swap_chain(slot, emptyChain)
-        trampoline = try ClosureIMP(signature: signature) { [unowned(unsafe) self] ret, args in
+        trampoline = try ClosureIMP(signature: signature) { [self] ret, args in
             try self.run(ret, args)
         }
     }
 
     deinit {
         if let chain = sf_hook_swap_chain(slot, nil) { Unmanaged<HookChain>.fromOpaque(chain).release() }
+        if let box = originalBox.exchange(nil, ordering: .acquiring) { Unmanaged<OriginalBox>.fromOpaque(box).release() }
         slot.deallocate()
+    }
+
+    /// The wrapped IMP, nil while inherited (lock held).
+    var original: IMP? {
+        originalBox.load(ordering: .acquiring).map { Unmanaged<OriginalBox>.fromOpaque($0).takeUnretainedValue().imp }
+    }
+
+    /// Makes the hook wrap `imp` (a replaced method); returns what it wrapped. The old IMP is
+    /// freed after a grace period: senders may be calling it (lock held).
+    func replaceOriginal(with imp: IMP) -> IMP? {
+        let previous = original
+        sf_hook_set_original(slot, imp.pointer)
+        let old = originalBox.exchange(Unmanaged.passRetained(OriginalBox(imp)).toOpaque(), ordering: .acquiringAndReleasing)
+        inherited = false
+        if let old { Runtime.state.retire { Unmanaged<OriginalBox>.fromOpaque(old).release() } }
+        return previous
     }
 
     var chain: HookChain { Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!).takeUnretainedValue() }
@@ -304,11 +326,12 @@ final class MethodHook: @unchecked Sendable {
 
     /// The original IMP now (an inherited one is looked up in the superclass).
     func currentOriginal() -> IMP {
-        if let imp = sf_hook_original(slot) {
-            return IMP(pointer: imp, owner: Runtime.state.lock.withLock { originalOwner })
-        }
+        // No lock: a box replaced meanwhile is released only after this read section.
         sf_rcu_enter()
         defer { sf_rcu_exit() }
+        if let box = originalBox.load(ordering: .acquiring) {
+            return Unmanaged<OriginalBox>.fromOpaque(box).takeUnretainedValue().imp
+        }
         let m = sf_lookup_method(cls.lookupSuperclass!.raw, selector.raw)!
         return MethodRecord.from(m)?.imp ?? IMP(sf_method_imp(m)!)
     }
@@ -333,6 +356,12 @@ final class MethodHook: @unchecked Sendable {
         }
         try Runtime.rethrowPending()
     }
+}
+
+/// An IMP and the owner keeping it alive, published together.
+private final class OriginalBox {
+    let imp: IMP
+    init(_ imp: IMP) { self.imp = imp }
 }
 
 extension RuntimeClass {

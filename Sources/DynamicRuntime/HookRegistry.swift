@@ -5,8 +5,6 @@ import Glibc
 /// the old or the new table entry and chain, never a torn one.
 enum HookRegistry {
     nonisolated(unsafe) private static var nextID: UInt64 = 1
-    /// Hidden per-object classes by object (lock held).
-    nonisolated(unsafe) private static var hiddenClasses: [sf_id: RuntimeClass] = [:]
     private static let installDeallocHandler: Void = {
         HiddenClassRegistry.onObjectDeallocated = { obj, hidden in HookRegistry.objectDeallocated(obj, hidden) }
     }()
@@ -23,6 +21,9 @@ enum HookRegistry {
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
             guard !cls.isDisposed else { throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "the class was disposed") }
+            if cls.isHidden, cls.hiddenObject == nil {
+                throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "the object was deallocated")
+            }
             guard let method = cls.findMethod(selector) else {
                 throw .hookFailed(className: cls.visibleName, selector: selector.name,
                                   reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it")
@@ -71,7 +72,7 @@ enum HookRegistry {
                 // be written. Break the record <-> hook cycle so the trampoline can go, after a
                 // grace period (a late send may still be inside it).
                 record.hook = nil
-                Runtime.state.retire { _ = hook }
+                Runtime.state.retire { hook.trampoline = nil }
                 return false
             }
             guard hook.contains(token.id) else { return false }
@@ -89,64 +90,70 @@ enum HookRegistry {
         let cls = hook.cls
         let record = hook.record!
         record.hook = nil
-        let trampoline = hook.trampoline
         if hook.inherited {
             cls.methods[hook.selector] = nil
             cls.flushCaches()
-            Runtime.state.retire {
-                record.free()
-                _ = trampoline
-                _ = hook
-            }
+            // free() also lets go of the trampoline the record owns.
+            Runtime.state.retire { record.free() }
         } else {
-            let original = IMP(pointer: sf_hook_original(hook.slot)!, owner: hook.originalOwner)
-            _ = record.exchange(with: original)
-            Runtime.state.retire {
-                _ = trampoline
-                _ = hook
-            }
+            _ = record.exchange(with: hook.original!)
         }
+        // The trampoline holds its hook (a replayed invocation may still enter it): drop the
+        // hook's side of the cycle once no sender can be inside.
+        Runtime.state.retire { hook.trampoline = nil }
         // A hidden per-object class stays the object's isa when its last hook goes: it has no
-        // methods left, so sends find the class's own, and it is reused by the next hook. Only
-        // deallocation (objectDeallocated, which runs for objects whose isa is hidden) may drop
-        // it and its `hiddenClasses` entry; giving the object its class back here meant neither
-        // ever happened, and a new object at the same address inherited the dead one's class.
+        // methods left, so sends find the class's own, and it is reused by the next hook.
+        // Deallocation tears it down.
     }
 
-    /// The object's hidden subclass, created on first use, installed as its isa.
+    /// The object's hidden subclass, created on first use, installed as its isa. Found through
+    /// the isa, never by address: a new object at a dead one's address starts with its own class.
     static func hiddenClass(for obj: sf_id) throws(RuntimeError) -> RuntimeClass {
         _ = installDeallocHandler
-        if let existing = Runtime.state.lock.withLock({ () -> RuntimeClass? in
-            guard let c = hiddenClasses[obj] else { return nil }
-            sf_object_set_isa(obj, c.raw)
-            return c
-        }) {
-            return existing
-        }
         guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
             throw .hookFailed(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",
                               reason: "per-object hooks apply to instances; hook the metaclass for class methods")
+        }
+        if let existing = try Runtime.state.lock.withLock({ () throws(RuntimeError) in try installedHiddenClass(obj) }) {
+            return existing
         }
         let visible = RuntimeClass.from(sf_object_getClass(obj)!)
         let name = "\(visible.name)#hooked@\(UInt(bitPattern: obj))"
         let hidden = try RuntimeClass(unregisteredName: name, superclass: visible, hidden: true)
         hidden.register()
-        return Runtime.state.lock.withLock {
-            if let raced = hiddenClasses[obj] {
-                sf_object_set_isa(obj, raced.raw)
-                return raced
+        let result = Runtime.state.lock.withLock { () -> Result<RuntimeClass, RuntimeError> in
+            do throws(RuntimeError) {
+                if let raced = try installedHiddenClass(obj) { return .success(raced) }
+            } catch {
+                return .failure(error)
             }
             hidden.hiddenObject = obj
-            hiddenClasses[obj] = hidden
             sf_object_set_isa(obj, hidden.raw)
-            return hidden
+            return .success(hidden)
         }
+        // Lost a race (or the object started deallocating): nothing points at ours.
+        if case .success(let c) = result, c === hidden { return hidden }
+        try? hidden.dispose()
+        return try result.get()
+    }
+
+    /// The object's hidden class if its isa is one (lock held). A deallocating object gets
+    /// none: its teardown has already decided what to dispose.
+    private static func installedHiddenClass(_ obj: sf_id) throws(RuntimeError) -> RuntimeClass? {
+        let isa = sf_object_isa(obj)!
+        guard sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) == 0 else {
+            throw .hookFailed(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",
+                              reason: "the object is being deallocated")
+        }
+        guard sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 else { return nil }
+        let hidden = RuntimeClass.from(isa)
+        precondition(hidden.hiddenObject == obj, "a hidden class installed on an object it was not made for")
+        return hidden
     }
 
     /// The object is going: drop its hooks and its hidden class.
     static func objectDeallocated(_ obj: sf_id, _ hidden: RuntimeClass) {
         Runtime.state.lock.withLock {
-            hiddenClasses[obj] = nil
             hidden.hiddenObject = nil
             for record in hidden.methods.values {
                 if let hook = record.hook {

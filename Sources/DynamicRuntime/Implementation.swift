@@ -1,4 +1,5 @@
 import CShims
+import Synchronization
 
 /// A method implementation: a C function pointer to cast and call with (receiver, selector,
 /// arguments…). When the IMP is a libffi closure over a Swift closure, the value keeps that
@@ -95,8 +96,10 @@ final class MethodRecord: @unchecked Sendable {
     let selector: Selector
     let signature: Signature
     unowned let owningClass: RuntimeClass
-    /// Keeps a closure IMP alive while it is installed.
-    var owner: ClosureIMP?
+    /// The IMP with the owner keeping a closure IMP alive while installed: one immutable box,
+    /// published atomically so `imp` can be read without the lock (inside a read section).
+    /// Replaced boxes are released after a grace period; `free()` drops the last one.
+    private let impBox: Atomic<UnsafeMutableRawPointer?>
     /// The hook whose trampoline is installed here, if any (lock held).
     var hook: MethodHook?
 
@@ -107,8 +110,12 @@ final class MethodRecord: @unchecked Sendable {
         self.selector = selector
         self.signature = signature
         self.owningClass = cls
-        self.owner = imp.owner
+        impBox = Atomic(Unmanaged.passRetained(IMPBox(imp)).toOpaque())
         sf_method_set_owner(raw, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        if let box = impBox.exchange(nil, ordering: .acquiring) { Unmanaged<IMPBox>.fromOpaque(box).release() }
     }
 
     /// The record behind a C method handle (valid while its class is not disposed).
@@ -116,19 +123,35 @@ final class MethodRecord: @unchecked Sendable {
         sf_method_owner(raw).map { Unmanaged<MethodRecord>.fromOpaque($0).takeUnretainedValue() }
     }
 
+    /// Frees the C entry (after a grace period) and lets go of the IMP's owner: for a hook's
+    /// record that is the trampoline, which holds the hook.
     func free() {
         raw.deallocate()
+        if let box = impBox.exchange(nil, ordering: .acquiring) { Unmanaged<IMPBox>.fromOpaque(box).release() }
     }
 
-    var imp: IMP { IMP(pointer: sf_method_imp(raw), owner: owner) }
+    /// The IMP and its owner, as one value (lock held, or in a read section).
+    var imp: IMP { Unmanaged<IMPBox>.fromOpaque(impBox.load(ordering: .acquiring)!).takeUnretainedValue().imp }
 
-    /// Swaps the IMP; the previous one is returned with its owner so that it stays callable.
+    /// The closure the IMP runs, if any (lock held).
+    var owner: ClosureIMP? { imp.owner }
+
+    /// Swaps the IMP; the previous one is returned with its owner so that it stays callable
+    /// (lock held).
     func exchange(with new: IMP) -> IMP {
-        let oldOwner = owner
-        owner = new.owner
-        let old = sf_method_swap_imp(raw, new.pointer)!
-        return IMP(pointer: old, owner: oldOwner)
+        let box = Unmanaged<IMPBox>.fromOpaque(impBox.exchange(Unmanaged.passRetained(IMPBox(new)).toOpaque(),
+                                                               ordering: .acquiringAndReleasing)!)
+        let old = IMP(pointer: sf_method_swap_imp(raw, new.pointer)!, owner: box.takeUnretainedValue().imp.owner)
+        // A reader without the lock may still be copying the old box.
+        Runtime.state.retire { box.release() }
+        return old
     }
+}
+
+/// An IMP and its owner, published together.
+private final class IMPBox {
+    let imp: IMP
+    init(_ imp: IMP) { self.imp = imp }
 }
 
 /// A method of a class: its selector, signature and current implementation.

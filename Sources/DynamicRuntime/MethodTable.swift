@@ -87,18 +87,11 @@ extension RuntimeClass {
                 }
                 if let hook = existing.hook {
                     // Keep the trampoline in place: the hook now wraps the new implementation.
-                    let old = sf_hook_original(hook.slot)
-                    let previous = old.map { IMP(pointer: $0, owner: hook.originalOwner) }
-                    sf_hook_set_original(hook.slot, imp.pointer)
-                    hook.originalOwner = imp.owner
-                    hook.inherited = false
-                    if let owner = previous?.owner { Runtime.state.retire { _ = owner } }
-                    return (Method(record: existing), previous)
+                    return (Method(record: existing), hook.replaceOriginal(with: imp))
                 }
-                let previous = existing.exchange(with: imp)
-                // Readers that loaded the old IMP may still be about to call it.
-                if let owner = previous.owner { Runtime.state.retire { _ = owner } }
-                return (Method(record: existing), previous)
+                // Readers that loaded the old IMP may still be about to call it: exchange retires
+                // the old IMP's owner with a grace period.
+                return (Method(record: existing), existing.exchange(with: imp))
             }
             let record = MethodRecord(selector: selector, signature: sig, imp: imp, in: self)
             methods[selector] = record

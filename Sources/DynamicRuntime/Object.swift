@@ -165,13 +165,14 @@ enum ObjectLifecycle {
         if sf_object_flags(obj) & UInt32(SF_OBJ_HAS_WEAK) != 0 {
             WeakTable.shared.clear(obj)
         }
-        let isa = sf_object_isa(obj)!
         if let side = sf_object_side(obj) {
             let table = Unmanaged<ObjectSideTable>.fromOpaque(side).takeRetainedValue()
             table.runDeallocObservers(ObjectRef(obj))
             table.releaseAssociations()
         }
-        // Resolve the visible class first: tearing down a hidden class may free it.
+        // The isa as observers left it (no hidden class can be made from here on). Resolve the
+        // visible class first: tearing down a hidden class may free it.
+        let isa = sf_object_isa(obj)!
         let cls = RuntimeClass.from(sf_object_getClass(obj)!)
         if sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 {
             sf_object_set_isa(obj, cls.raw)

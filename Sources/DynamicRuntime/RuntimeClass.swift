@@ -318,6 +318,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         // A hook still installed here holds its record and the record its hook: break the
         // cycle so the trampoline is freed with the class.
         for m in methods.values {
+            m.hook?.trampoline = nil
             m.hook?.record = nil
             m.hook = nil
         }

@@ -353,7 +353,7 @@ final class EngineControlTests: XCTestCase {
             if n < 0 { throw Boom() }
             return n
         }
-        let obj = try makeImmortalInstance(of: failing)
+        let obj = try failing.createInstance()
         let rule = try obj.limit("fail:", oncePer: d, mode: .debounce, in: fx.engine)
         let errors = Guarded<[String]>([])
         rule.onDelayedError = { e in errors.mutate { $0.append(String(describing: e)) } }
@@ -381,7 +381,7 @@ final class EngineControlTests: XCTestCase {
             engine.discardAll()
             return n
         }
-        let obj = try makeImmortalInstance(of: cls)
+        let obj = try cls.createInstance()
         do {
             let rule = try obj.limit("once:", oncePer: d, mode: .firstly, in: engine)
             rule.suppressedReturn = .lastResult
@@ -402,7 +402,7 @@ final class EngineControlTests: XCTestCase {
             engine.discardAll()
             return n
         }
-        let obj = try makeImmortalInstance(of: cls)
+        let obj = try cls.createInstance()
         do {
             let rule = try obj.limit("once:", oncePer: d, mode: .debounce, in: engine)
             rule.suppressedReturn = .lastResult

@@ -74,7 +74,7 @@ final class EngineHierarchyTests: XCTestCase {
     func testAClassRuleCoversSubclassInstances() throws {
         let fx = try makeFixture()
         let sub = try RuntimeClass(name: uniqueClassName("Sub"), superclass: fx.cls)
-        let s = try makeImmortalInstance(of: sub)
+        let s = try sub.createInstance()
         let rule = try fx.cls.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
         XCTAssertTrue(fx.engine.rule(for: s, selector: "tick:") === rule)
         XCTAssertEqual(try fx.tick(s, 1, at: 0), 10)
@@ -243,15 +243,6 @@ final class EngineHierarchyTests: XCTestCase {
     /// An instance rule's pending message was captured while a class rule hooked the method;
     /// the class rule is discarded before the replay.
     func testAnInstanceRuleReplayAfterTheClassRuleWasDiscarded() throws {
-        if !runKnownBugs {
-            throw XCTSkip("""
-                BUG (DynamicRuntime): HookContext.capture/makeInvocation record hook.currentOriginal(), \
-                which for an inherited (per-object) hook is the superclass's current IMP: here the class \
-                rule's trampoline. The trampoline's ClosureIMP captures its MethodHook unowned(unsafe), so \
-                once the class rule's hook is removed and collected the replay runs MethodHook.run on freed \
-                memory (SIGSEGV in sf_hook_chain).
-                """)
-        }
         let fx = try makeFixture()
         let a = try fx.instance()
         let b = try fx.instance()

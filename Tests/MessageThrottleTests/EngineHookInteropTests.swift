@@ -39,7 +39,7 @@ final class EngineHookInteropTests: XCTestCase {
     func testARuleOnASubclassOfTheImplementingClassLeavesTheSuperclassAlone() throws {
         let fx = try makeFixture()
         let sub = try RuntimeClass(name: uniqueClassName("Sub"), superclass: fx.cls)
-        let s = try makeImmortalInstance(of: sub)
+        let s = try sub.createInstance()
         let a = try fx.instance()
         let original = try XCTUnwrap(imp(fx.cls, "tick:"))
         XCTAssertNil(imp(sub, "tick:"))

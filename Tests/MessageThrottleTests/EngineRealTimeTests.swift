@@ -42,7 +42,7 @@ final class EngineRealTimeTests: XCTestCase {
         let cls = try makeClass(log)
         let engine = Engine(executor: DispatchQueueExecutor(queue: queue))
         addTeardownBlock { engine.discardAll() }
-        let obj = try makeImmortalInstance(of: cls)
+        let obj = try cls.createInstance()
         let rule = try obj.limit("tick:", oncePer: window, mode: mode, in: engine)
         let rejected = Guarded<[Int]>([])
         rule.onReject = { inv in rejected.mutate { $0.append((try? inv.argument(at: 0, as: Int.self)) ?? -1) } }
@@ -130,7 +130,7 @@ final class EngineRealTimeTests: XCTestCase {
         let cls = try makeClass(log)
         let engine = Engine()
         addTeardownBlock { engine.discardAll() }
-        let obj = try makeImmortalInstance(of: cls)
+        let obj = try cls.createInstance()
         try obj.limit("tick:", oncePer: .milliseconds(20), mode: .debounce, in: engine)
         let done = expectation(description: "performed")
         let sender = pthread_self()
@@ -155,7 +155,7 @@ final class EngineRealTimeTests: XCTestCase {
         ruleQueue.setSpecific(key: key, value: "rule")
         let engine = Engine(executor: DispatchQueueExecutor(queue: engineQueue))
         addTeardownBlock { engine.discardAll() }
-        let obj = try makeImmortalInstance(of: cls)
+        let obj = try cls.createInstance()
         let rule = Rule(target: obj, selector: "tick:", duration: .milliseconds(50), mode: .last,
                         executor: DispatchQueueExecutor(queue: ruleQueue))
         try rule.apply(in: engine)

@@ -15,7 +15,7 @@ final class EngineReturnValueTests: XCTestCase {
         try scalars.addMethod("yes:") { (_: ObjectRef, _: Int) -> Bool in true }
         try scalars.addMethod("half:") { (_: ObjectRef, n: Int) -> Double in Double(n) / 2 }
         try scalars.addMethod("small:") { (_: ObjectRef, n: Int) -> Int32 in Int32(n) }
-        let s = try makeImmortalInstance(of: scalars)
+        let s = try scalars.createInstance()
         let obj = try fx.instance()
         for sel: Selector in ["yes:", "half:", "small:"] {
             let rule = try s.limit(sel, oncePer: d, mode: .firstly, in: fx.engine)

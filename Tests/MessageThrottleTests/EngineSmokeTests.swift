@@ -12,8 +12,8 @@ final class EngineSmokeTests: XCTestCase {
             try self_.setValue(s, forIvar: "sum")
             return s
         }
-        let a = try makeImmortalInstance(of: cls)
-        let b = try makeImmortalInstance(of: cls)
+        let a = try cls.createInstance()
+        let b = try cls.createInstance()
         let rule = try a.limit("add:", oncePer: .milliseconds(100), mode: .last, in: engine)
         for i in 1...5 { XCTAssertEqual(try a.send("add:", i, as: Int.self), 0) }
         XCTAssertEqual(try b.send("add:", 7, as: Int.self), 7)

@@ -102,6 +102,9 @@ final class EngineFixture {
     let log: CallLog
 
     init(_ base: String = #function, superclass: RuntimeClass? = nil, defineMethods: Bool = true) throws {
+        // Objects of earlier tests may still wait for a grace period (held by retired hook
+        // chains): free them now, so live-object baselines taken after this are stable.
+        collectRuntimeGarbage()
         clock = ManualClock()
         executor = ManualExecutor(clock: clock)
         engine = Engine(executor: executor)
@@ -134,11 +137,11 @@ final class EngineFixture {
         }
     }
 
-    /// An instance that is never deallocated (see `immortalInstances`).
-    func instance() throws -> Object { try makeImmortalInstance(of: cls) }
+    /// An instance of `cls`.
+    func instance() throws -> Object { try cls.createInstance() }
 
     /// An instance the test owns alone: deallocated when the test drops it.
-    func mortalInstance() throws -> Object { try makeInstance(of: cls) }
+    func mortalInstance() throws -> Object { try cls.createInstance() }
 
     func payload(_ tag: Int) throws -> Object {
         let o = try payloadClass.createInstance()
@@ -179,43 +182,6 @@ extension XCTestCase {
         return fx
     }
 }
-
-/// Instances made by `EngineFixture.instance()`, kept alive for the whole run.
-///
-/// Works around a DynamicRuntime bug (see `EngineLifetimeTests.testANewObjectAtAFreedAddress…`):
-/// an object whose instance hooks were all removed goes back to its class, and when it is
-/// deallocated afterwards its hidden class stays registered under its address, so the next
-/// object allocated there and hooked inherits the stale hidden class (and another class's
-/// methods). Tests that need an object to die use `mortalInstance()` and let it die while its
-/// rule is still applied (the auto-discard path), which cleans up correctly.
-let immortalInstances = Guarded<[Object]>([])
-
-/// A new instance of `cls` that per-object hooks will treat as itself.
-///
-/// Works around the stale-hidden-class bug (see `immortalInstances`), which other test
-/// targets trigger too (e.g. a per-object hook removed before its object dies): an object
-/// allocated at such an address would be hooked as an instance of another class. The hidden
-/// class is made up front; if it turns out to be a stale one, that object is parked forever
-/// (its address is never reused) and another is made.
-func makeInstance(of cls: RuntimeClass) throws -> Object {
-    for _ in 0..<1000 {
-        let o = try cls.createInstance()
-        let hidden = try HookRegistry.hiddenClass(for: o.raw)
-        if hidden.superclass === cls { return o }
-        staleAddressHolders.mutate { $0.append(o) }
-    }
-    throw RuntimeError.invalidArgument(className: cls.name, selector: "-", reason: "no fresh address for an instance")
-}
-
-/// `makeInstance(of:)`, kept alive for the whole run (see `immortalInstances`).
-func makeImmortalInstance(of cls: RuntimeClass) throws -> Object {
-    let o = try makeInstance(of: cls)
-    immortalInstances.mutate { $0.append(o) }
-    return o
-}
-
-/// Objects allocated at an address a stale hidden class is registered for.
-let staleAddressHolders = Guarded<[Object]>([])
 
 /// Tests of known bugs outside MessageThrottle's engine (DynamicRuntime, Limiter, Clock,
 /// Executor) are skipped with "BUG: …" unless ENGINE_TESTS_RUN_KNOWN_BUGS=1, which runs them
