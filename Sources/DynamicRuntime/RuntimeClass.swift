@@ -82,14 +82,17 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         try RuntimeClass(unregisteredName: name, superclass: superclass, hidden: false)
     }
 
-    /// The registered class with that name, if any.
+    /// The registered class with that name, if any. A pair that is only allocated reserves
+    /// its name but is not returned: it cannot make instances yet (like `objc_getClass`).
     public static func named(_ name: String) -> RuntimeClass? {
-        Runtime.state.lock.withLock { Runtime.state.classesByName[name] }
+        Runtime.state.lock.withLock { Runtime.state.classesByName[name].flatMap { $0.isRegistered ? $0 : nil } }
     }
 
-    /// Every registered class, sorted by name.
+    /// Every registered class, sorted by name (allocated, unregistered pairs are left out).
     public static var allClasses: [RuntimeClass] {
-        Runtime.state.lock.withLock { Runtime.state.classesByName.values.sorted { $0.name < $1.name } }
+        Runtime.state.lock.withLock {
+            Runtime.state.classesByName.values.filter(\.isRegistered).sorted { $0.name < $1.name }
+        }
     }
 
     init(unregisteredName name: String, superclass: RuntimeClass?, hidden: Bool) throws(RuntimeError) {
