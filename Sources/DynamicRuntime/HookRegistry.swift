@@ -94,7 +94,7 @@ enum HookRegistry {
             cls.methods[hook.selector] = nil
             cls.flushCaches()
             Runtime.state.retire {
-                record.free()
+                _ = record  // freed in its deinit, after the grace period
                 _ = trampoline
                 _ = hook
             }

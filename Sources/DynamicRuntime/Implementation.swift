@@ -88,8 +88,9 @@ private let closureEntry: @convention(c) (
     }
 }
 
-/// A method-table entry as Swift sees it. The C struct it owns is immortal until its class
-/// is disposed, so caches may point at it without reference counting.
+/// A method-table entry as Swift sees it. It owns its C struct and frees it in `deinit`:
+/// removal and dispose retire the record for a grace period (caches and senders may hold the
+/// struct without reference counting), and a `Method` value keeps it readable for longer.
 final class MethodRecord: @unchecked Sendable {
     let raw: sf_method_t
     let selector: Selector
@@ -116,7 +117,7 @@ final class MethodRecord: @unchecked Sendable {
         sf_method_owner(raw).map { Unmanaged<MethodRecord>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    func free() {
+    deinit {
         raw.deallocate()
     }
 

@@ -324,8 +324,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
             m.hook?.record = nil
             m.hook = nil
         }
-        for m in methods.values { m.free() }
-        methods = [:]
+        methods = [:]  // each record frees its C entry when the last reference goes
         keptAlive = []
         subclasses = []
         sf_cache_destroy(raw)
