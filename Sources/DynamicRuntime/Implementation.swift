@@ -82,8 +82,11 @@ private let closureEntry: @convention(c) (
             try box.body(ret!, args!)
         } catch {
             // Errors cannot unwind through C frames: the caller gets zero and the sender the error.
+            // A C caller that called the IMP itself reads it with sf_last_error().
             ret!.initializeMemory(as: UInt8.self, repeating: 0, count: box.signature.storage.returnSize)
-            Runtime.raise(Runtime.wrap(error, args!))
+            let e = Runtime.wrap(error, args!)
+            e.record()
+            Runtime.raise(e)
         }
     }
 }

@@ -46,8 +46,6 @@ final class ForwardingKnownBugTests: XCTestCase {
     /// `R.returnEncoding == .void` and that signature returns `.object`, release the object in
     /// the return storage, as the direct path does.
     func testVoidSendForwardedToAnObjectReturningMethodDoesNotLeak() throws {
-        throw XCTSkip("BUG (MessageSend.swift general): a forwarded `as: Void.self` send leaks the +1 object the method returned")
-        // swiftlint:disable:next unreachable_code
         let target = try RuntimeClass(name: uniqueClassName("FwdBugLeakTarget"))
         fwdWarm(target)
         try target.addMethod("make") { (me: ObjectRef) -> Object? in try me.runtimeClass!.createInstance() }
@@ -71,8 +69,6 @@ final class ForwardingKnownBugTests: XCTestCase {
     /// storage for the final Signature — or allocate the largest of 16 bytes and the
     /// forwarded method's return size before calling it.
     func testDynamicSendForwardedToALargeStructReturnGetsTheValue() throws {
-        throw XCTSkip("BUG (MessageSend.swift dynamic): a forwarded dynamic send cannot receive a struct larger than 16 bytes")
-        // swiftlint:disable:next unreachable_code
         let target = try makeClass("FwdBugBigStruct")
         try target.addMethod("frame") { (_: ObjectRef) in FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4)) }
         let t = try target.createInstance()
