@@ -318,6 +318,11 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     }
 
     private func releaseStorage() {
+        // The class object's associations go with it, as an instance's go at dealloc. (Runs
+        // from collectGarbage, outside the lock: a release may deallocate and re-enter.)
+        if let side = sf_object_side(sf_class_as_object(raw)) {
+            Unmanaged<ObjectSideTable>.fromOpaque(side).takeRetainedValue().releaseAssociations()
+        }
         // A hook still installed here holds its record and the record its hook: break the
         // cycle so the trampoline is freed with the class.
         for m in methods.values {
