@@ -6,6 +6,7 @@ sf_lookup_slow_fn _Atomic sf_lookup_slow;
 struct sf_method sf_forward_method;
 _Thread_local void *sf_pending_error;
 _Thread_local int sf_forward_depth;
+_Thread_local void *sf_delivering;
 
 void sf_install_slow_path(sf_lookup_slow_fn fn) { atomic_store(&sf_lookup_slow, fn); }
 void sf_install_dealloc_hook(sf_dealloc_hook_fn fn) { atomic_store(&sf_dealloc_hook, fn); }

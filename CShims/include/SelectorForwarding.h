@@ -105,7 +105,10 @@ bool sf_object_removeDeallocObserver(sf_id obj, uint64_t token);
 /*
  * Message lookup, like GNUstep's objc_msg_lookup: returns the IMP to cast and call with
  * (obj, sel, args...). Returns NULL (and records SF_ERR_UNRECOGNIZED_SELECTOR or
- * SF_ERR_NIL_RECEIVER) when nothing implements the selector.
+ * SF_ERR_NIL_RECEIVER) when nothing implements the selector; on success the last error is
+ * SF_OK. An IMP the runtime made from a Swift closure (or a hook) that fails returns zero and
+ * records its error (SF_ERR_FORWARDING), so sf_last_error() right after the call says whether
+ * it failed. That error is this call's only: later sends start clean and never report it.
  */
 sf_imp sf_msg_lookup(sf_id obj, sf_sel sel);
 /* Lookup for a `super` send: starts at `cls` (the superclass of the method's class). */

@@ -170,6 +170,16 @@ static inline void *sf_take_pending_error(void) {
 static inline void *sf_get_pending_error(void) { return sf_pending_error; }
 static inline void sf_set_pending_error(void *e) { sf_pending_error = e; }
 
+/* The invocation record that forwardInvocation: is being handed on this thread (NULL when
+ * none): a record sent in by anyone else is refused, never dereferenced. */
+extern _Thread_local void *sf_delivering __attribute__((tls_model("initial-exec")));
+static inline void *sf_delivering_record(void) { return sf_delivering; }
+static inline void *sf_swap_delivering_record(void *r) {
+    void *old = sf_delivering;
+    sf_delivering = r;
+    return old;
+}
+
 /* Forwarding depth on this thread: a forwardInvocation: that re-sends to itself is an error,
  * not a stack overflow. */
 extern _Thread_local int sf_forward_depth __attribute__((tls_model("initial-exec")));

@@ -237,6 +237,7 @@ func sf_msg_send_impl(_ obj: sf_id?, _ sel: sf_sel?, _ ret: UnsafeMutableRawPoin
         return SF_ERR_NIL_RECEIVER
     }
     guard let sel else { return fail(.invalidArgument(className: "-", selector: "-", reason: "selector is NULL"), SF_ERR_INVALID_ARGUMENT) }
+    Runtime.discardStalePending()
     do {
         try CMessageSend.send(obj, Selector(raw: sel), ret: ret, args: args)
         succeed()

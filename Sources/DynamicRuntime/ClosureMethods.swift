@@ -2,6 +2,8 @@ import CShims
 
 // Typed closure overloads for arities 0 to 4. A closure's parameter and return types imply its
 // signature; `types`, when given, must agree with it, or the call throws signatureMismatch.
+// A NULL for a parameter of a non-optional pointer-like type (`Selector`, `Object`, raw
+// pointers) throws invalidArgument to the sender instead of reaching the closure.
 // Generated shape: keep the overloads uniform.
 
 extension RuntimeClass {
@@ -56,7 +58,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -67,7 +69,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -78,7 +80,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding]) { _, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2))
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -89,7 +91,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding]) { _, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -100,7 +102,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -111,7 +113,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -122,7 +124,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding]) { _, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3))
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -133,7 +135,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding]) { _, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -144,7 +146,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -155,7 +157,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -166,7 +168,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { _, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4))
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -177,7 +179,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { _, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -188,7 +190,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -199,7 +201,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -210,7 +212,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { _, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5))
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -221,7 +223,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { _, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A(argumentStorage: args[2]!), B(argumentStorage: args[3]!), C(argumentStorage: args[4]!), D(argumentStorage: args[5]!))
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }

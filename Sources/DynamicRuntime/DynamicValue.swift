@@ -154,6 +154,19 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
     }
 }
 
+extension DynamicValue {
+    /// Throws unless the value fills a `size`-byte slot of type `type` exactly. Only
+    /// `.structure` carries a byte count of its own (the other cases have their type's size,
+    /// which the type check already matched), and `store` copies all of it.
+    func checkByteCount(size: Int, of type: TypeEncoding, what: String, className: String,
+                        selector: String) throws(RuntimeError) {
+        guard case let .structure(_, bytes) = self, bytes.count != size else { return }
+        let kind = if case .structure = type { "struct " } else { "" }
+        throw .invalidArgument(className: className, selector: selector,
+                               reason: "\(what) is a \(size)-byte \(kind)'\(type.encoding)', got \(bytes.count) bytes")
+    }
+}
+
 extension DynamicValue: MessageArgument {
     /// A dynamic value has no static encoding; sends check its case's encoding instead.
     public static var typeEncoding: TypeEncoding { .pointer(nil) }

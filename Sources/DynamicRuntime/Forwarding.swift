@@ -24,32 +24,50 @@ enum Forwarding {
 
     /// Handles a miss for a Swift send, whose frame is laid out by the caller's `signature`.
     /// Returns the signature of what finally ran (its return type is in `returnValue`).
+    ///
+    /// A caller that states no return type (void) gets a value that fits `unknownReturnCapacity`
+    /// in `returnValue`; with `spill`, a bigger one goes to a buffer made here for it (the caller
+    /// deallocates `spill.pointee`), otherwise it is refused.
     @discardableResult
     static func handleMiss(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, signature: Signature,
                            arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-                           returnValue: UnsafeMutableRawPointer) throws(RuntimeError) -> Signature {
+                           returnValue: UnsafeMutableRawPointer,
+                           spill: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil) throws(RuntimeError) -> Signature {
         try guardDepth(cls, selector)
         defer { sf_forward_depth_exit() }
 
         if try resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
-            return try call(m, raw, selector, cls: cls, callerSignature: signature, arguments: arguments, returnValue: returnValue)
+            return try call(m, raw, selector, cls: cls, callerSignature: signature, arguments: arguments,
+                            returnValue: returnValue, spill: spill)
         }
         if let target = try forwardingTarget(raw, selector, cls) {
             defer { sf_release_inline(target) }
-            return try send(to: target, selector, signature: signature, arguments: arguments, returnValue: returnValue)
+            return try send(to: target, selector, signature: signature, arguments: arguments, returnValue: returnValue, spill: spill)
         }
         if implements(cls, forwardInvocation) {
             let sig = try methodSignature(raw, selector, cls) ?? signature
-            guard accepts(sig, for: signature) else {
+            guard accepts(sig, for: signature, spills: spill != nil) else {
                 throw .signatureMismatch(className: visibleName(cls), selector: selector.name,
                                          expected: sig.encoding, actual: signature.encoding)
             }
             let invocation = Invocation.capture(signature: sig.storage, arguments: arguments)
             try deliver(invocation, to: raw, cls)
-            invocation.storage.copyReturn(to: returnValue)
+            invocation.storage.copyReturn(to: destination(sig, for: signature, returnValue, spill))
             return sig
         }
         throw try doesNotRecognize(raw, selector, cls)
+    }
+
+    /// Where a method typed `sig` writes its return for a caller typed `caller`: the caller's
+    /// storage, or a spill buffer when a void caller's storage is too small (see `handleMiss`).
+    private static func destination(_ sig: Signature, for caller: Signature, _ returnValue: UnsafeMutableRawPointer,
+                                    _ spill: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> UnsafeMutableRawPointer {
+        guard caller.returnType == .void, sig.storage.returnSize > unknownReturnCapacity, let spill else { return returnValue }
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: sig.storage.returnSize, alignment: 16)
+        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: sig.storage.returnSize)
+        spill.pointee?.deallocate()
+        spill.pointee = buffer
+        return buffer
     }
 
     /// A miss from `sf_msg_send`: the C caller's argument types are unknown until a stage
@@ -111,24 +129,29 @@ enum Forwarding {
     /// Sends a frame to another receiver (fast forwarding), with its own forwarding on a miss.
     static func send(to target: sf_id, _ selector: Selector, signature: Signature,
                      arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-                     returnValue: UnsafeMutableRawPointer) throws(RuntimeError) -> Signature {
+                     returnValue: UnsafeMutableRawPointer,
+                     spill: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil) throws(RuntimeError) -> Signature {
         arguments[0]!.storeBytes(of: target, as: sf_id.self)
         let cls = sf_object_isa(target)!
         guard let m = sf_lookup_method(cls, selector.raw) else {
-            return try handleMiss(target, selector, cls: cls, signature: signature, arguments: arguments, returnValue: returnValue)
+            return try handleMiss(target, selector, cls: cls, signature: signature, arguments: arguments,
+                                  returnValue: returnValue, spill: spill)
         }
-        return try call(m, target, selector, cls: cls, callerSignature: signature, arguments: arguments, returnValue: returnValue)
+        return try call(m, target, selector, cls: cls, callerSignature: signature, arguments: arguments,
+                        returnValue: returnValue, spill: spill)
     }
 
     private static func call(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector, cls: sf_class_t, callerSignature: Signature,
                              arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-                             returnValue: UnsafeMutableRawPointer) throws(RuntimeError) -> Signature {
+                             returnValue: UnsafeMutableRawPointer,
+                             spill: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) throws(RuntimeError) -> Signature {
         let sig = Signature(raw: sf_method_sig(m))
-        guard accepts(sig, for: callerSignature) else {
+        guard accepts(sig, for: callerSignature, spills: spill != nil) else {
             throw .signatureMismatch(className: visibleName(cls), selector: selector.name,
                                      expected: sig.encoding, actual: callerSignature.encoding)
         }
-        sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(m)!, returnValue, arguments)
+        let ret = destination(sig, for: callerSignature, returnValue, spill)
+        sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(m)!, ret, arguments)
         try Runtime.rethrowPending()
         return sig
     }
@@ -140,13 +163,14 @@ enum Forwarding {
 
     /// Whether a method typed `sig` may run on a frame laid out for `caller`: the same types,
     /// or the same arguments for a caller that did not state a return type — when the value
-    /// fits its storage. (A bigger struct would be written past the caller's buffer.)
-    static func accepts(_ sig: Signature, for caller: Signature) -> Bool {
+    /// fits its storage or the caller takes a spill buffer. (A bigger struct would otherwise be
+    /// written past the caller's buffer.)
+    static func accepts(_ sig: Signature, for caller: Signature, spills: Bool = false) -> Bool {
         if sig.isCompatible(with: caller) { return true }
         return caller.returnType == .void
             && sig.argumentTypes.count == caller.argumentTypes.count
             && zip(sig.argumentTypes.dropFirst(2), caller.argumentTypes.dropFirst(2)).allSatisfy { $0.isCompatible(with: $1) }
-            && sig.storage.returnSize <= unknownReturnCapacity
+            && (spills || sig.storage.returnSize <= unknownReturnCapacity)
     }
 
     static func implements(_ cls: sf_class_t, _ selector: Selector) -> Bool {
@@ -189,9 +213,18 @@ enum Forwarding {
     /// Stage 3b: hands the record to `forwardInvocation:`.
     private static func deliver(_ invocation: Invocation, to raw: sf_id, _ cls: sf_class_t) throws(RuntimeError) {
         let record = UnsafeMutableRawPointer(Unmanaged.passUnretained(invocation.storage).toOpaque())
+        // setForwardInvocation's adapter accepts only this record (see isDelivering).
+        let previous = sf_swap_delivering_record(record)
+        defer { _ = sf_swap_delivering_record(previous) }
         try withExtendedLifetime(invocation) { () throws(RuntimeError) in
             try ObjectRef(raw).send(forwardInvocation, record, as: Void.self)
         }
+    }
+
+    /// Whether `record` is the invocation this thread is handing to `forwardInvocation:`: a
+    /// pointer anyone else sends is not a record the runtime made, and is never dereferenced.
+    static func isDelivering(_ record: UnsafeRawPointer) -> Bool {
+        sf_delivering_record().map { UnsafeRawPointer($0) } == record
     }
 
     /// Stage 4: runs a defined `doesNotRecognizeSelector:`, then reports the error.
@@ -227,6 +260,19 @@ extension Runtime {
     static func raise(_ error: RuntimeError) {
         guard sf_get_pending_error() == nil else { return }
         sf_set_pending_error(Unmanaged.passRetained(PendingError(error)).toOpaque())
+    }
+
+    /// Drops an error that no send collected: one raised by a closure IMP that C called
+    /// directly (through `sf_msg_lookup`). Every send starts with this, so a stale error can
+    /// never be reported by a later, unrelated send. (C sees it through `sf_last_error()`.)
+    @inlinable @inline(__always)
+    static func discardStalePending() {
+        if _slowPath(sf_get_pending_error() != nil) { dropPending() }
+    }
+
+    @usableFromInline
+    static func dropPending() {
+        if let p = sf_take_pending_error() { Unmanaged<PendingError>.fromOpaque(p).release() }
     }
 
     /// Throws the error an IMP raised during the last call, if any.

@@ -35,8 +35,16 @@ extension RuntimeClass {
 
     /// Stage 3b: receives the message as an `Invocation` to inspect, change, re-target and
     /// invoke — or not. Its return value becomes the caller's.
+    ///
+    /// Only the runtime sends `forwardInvocation:` to such a method: sent directly, with
+    /// anything but the record being forwarded on this thread, it throws `reservedSelector`.
     public func setForwardInvocation(_ body: @escaping (Invocation) throws -> Void) throws(RuntimeError) {
-        try replaceMethod(Forwarding.forwardInvocation) { (_: ObjectRef, record: UnsafeMutableRawPointer) throws in
+        try replaceMethod(Forwarding.forwardInvocation) { (recv: ObjectRef, record: UnsafeMutableRawPointer) throws in
+            guard Forwarding.isDelivering(record) else {
+                throw RuntimeError.reservedSelector(
+                    className: recv.runtimeClass?.name ?? "nil", selector: Forwarding.forwardInvocation.name,
+                    reason: "it receives the invocation the runtime is forwarding and cannot be sent directly")
+            }
             try body(Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(record).takeUnretainedValue()))
         }
     }

@@ -90,7 +90,10 @@ public struct HookContext {
 
     /// Replaces argument `index` for the rest of this call (borrowed: keep objects alive).
     public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
-        _ = try check(index, (value as? DynamicValue)?.typeEncoding ?? T.typeEncoding)
+        let want = try check(index, (value as? DynamicValue)?.typeEncoding ?? T.typeEncoding)
+        try (value as? DynamicValue)?.checkByteCount(size: hook.signature.storage.argumentSizes[index + 2], of: want,
+                                                     what: "argument \(index + 1)", className: hook.cls.visibleName,
+                                                     selector: selector.name)
         value.storeArgument(to: arguments[index + 2]!)
     }
 
@@ -133,6 +136,9 @@ public struct HookContext {
             throw .signatureMismatch(className: hook.cls.visibleName, selector: selector.name, expected: hook.signature.encoding,
                                      actual: "return value set as '\(value.typeEncoding.encoding)'")
         }
+        let sig = hook.signature
+        try value.checkByteCount(size: Int(sf_ffi_type_size(sig.raw.pointee.return_type)), of: sig.returnType,
+                                 what: "the return value", className: hook.cls.visibleName, selector: selector.name)
         releaseReturnObject()
         value.store(to: returnStorage, isReturn: true)
     }

@@ -93,8 +93,9 @@ enum HookRegistry {
         if hook.inherited {
             cls.methods[hook.selector] = nil
             cls.flushCaches()
-            // free() also lets go of the trampoline the record owns.
-            Runtime.state.retire { record.free() }
+            // The record is freed in its deinit (a `Method` value may outlive it); dropping its
+            // owner lets go of the trampoline, which holds the hook, which holds the record.
+            Runtime.state.retire { record.dropOwner() }
         } else {
             _ = record.exchange(with: hook.original!)
         }

@@ -83,14 +83,18 @@ private let closureEntry: @convention(c) (
             try box.body(ret!, args!)
         } catch {
             // Errors cannot unwind through C frames: the caller gets zero and the sender the error.
+            // A C caller that called the IMP itself reads it with sf_last_error().
             ret!.initializeMemory(as: UInt8.self, repeating: 0, count: box.signature.storage.returnSize)
-            Runtime.raise(Runtime.wrap(error, args!))
+            let e = Runtime.wrap(error, args!)
+            e.record()
+            Runtime.raise(e)
         }
     }
 }
 
-/// A method-table entry as Swift sees it. The C struct it owns is immortal until its class
-/// is disposed, so caches may point at it without reference counting.
+/// A method-table entry as Swift sees it. It owns its C struct and frees it in `deinit`:
+/// removal and dispose retire the record for a grace period (caches and senders may hold the
+/// struct without reference counting), and a `Method` value keeps it readable for longer.
 final class MethodRecord: @unchecked Sendable {
     let raw: sf_method_t
     let selector: Selector
@@ -98,7 +102,7 @@ final class MethodRecord: @unchecked Sendable {
     unowned let owningClass: RuntimeClass
     /// The IMP with the owner keeping a closure IMP alive while installed: one immutable box,
     /// published atomically so `imp` can be read without the lock (inside a read section).
-    /// Replaced boxes are released after a grace period; `free()` drops the last one.
+    /// Replaced boxes are released after a grace period; `deinit` drops the last one.
     private let impBox: Atomic<UnsafeMutableRawPointer?>
     /// The hook whose trampoline is installed here, if any (lock held).
     var hook: MethodHook?
@@ -114,20 +118,25 @@ final class MethodRecord: @unchecked Sendable {
         sf_method_set_owner(raw, Unmanaged.passUnretained(self).toOpaque())
     }
 
-    deinit {
-        if let box = impBox.exchange(nil, ordering: .acquiring) { Unmanaged<IMPBox>.fromOpaque(box).release() }
-    }
-
     /// The record behind a C method handle (valid while its class is not disposed).
     static func from(_ raw: sf_method_t) -> MethodRecord? {
         sf_method_owner(raw).map { Unmanaged<MethodRecord>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    /// Frees the C entry (after a grace period) and lets go of the IMP's owner: for a hook's
-    /// record that is the trampoline, which holds the hook.
-    func free() {
+    deinit {
         raw.deallocate()
         if let box = impBox.exchange(nil, ordering: .acquiring) { Unmanaged<IMPBox>.fromOpaque(box).release() }
+    }
+
+    /// Lets go of the IMP's owner once the entry has left its table (after a grace period):
+    /// for a hook's record that is the trampoline, which holds the hook, which holds this
+    /// record. The C entry stays readable until `deinit`, for `Method` values.
+    func dropOwner() {
+        let pointer = imp.pointer
+        let fresh = Unmanaged.passRetained(IMPBox(IMP(pointer: pointer, owner: nil))).toOpaque()
+        if let box = impBox.exchange(fresh, ordering: .acquiringAndReleasing) {
+            Unmanaged<IMPBox>.fromOpaque(box).release()
+        }
     }
 
     /// The IMP and its owner, as one value (lock held, or in a read section).

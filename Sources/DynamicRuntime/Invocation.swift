@@ -84,6 +84,8 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
         let type = (value as? DynamicValue)?.typeEncoding ?? T.typeEncoding
         let want = try check(index, type)
+        try (value as? DynamicValue)?.checkByteCount(size: storage.header.signature.argumentSizes[index + 2], of: want,
+                                                     what: "argument \(index + 1)", className: className, selector: selector.name)
         storage.setArgument(index + 2, type: want) { value.storeArgument(to: $0) }
     }
 
@@ -148,6 +150,7 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
             try invoke(using: imp)
             return
         }
+        Runtime.discardStalePending()
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         let cls = sf_object_isa(target)!
@@ -174,6 +177,7 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     /// Calls `imp` directly with the stored arguments (no lookup).
     public func invoke(using imp: IMP) throws(RuntimeError) {
         storage.clearReturn()
+        Runtime.discardStalePending()
         withExtendedLifetime(imp) {
             storage.call(imp.pointer)
         }

@@ -5,23 +5,24 @@ import CShims
 /// replaced concurrently stays valid until the call returns.
 @usableFromInline
 enum MessageSend {
-    /// The class a send starts its lookup at.
+    /// The class a send starts its lookup at; nil for a super send from a root class.
     @inlinable @inline(__always)
-    static func startClass(_ receiver: some MessageReceiver, _ raw: sf_id) -> sf_class_t {
-        receiver.lookupStart ?? sf_object_isa(raw)
+    static func startClass(_ receiver: some MessageReceiver, _ raw: sf_id) -> sf_class_t? {
+        if let start = receiver.lookupStart { return start }
+        return receiver.isSuperSend ? nil : sf_object_isa(raw)
     }
 
     @inlinable @inline(__always)
     static func typed<R: MessageReturn>(
         _ receiver: some MessageReceiver, _ selector: Selector, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
-        count: Int, types: () -> [TypeEncoding], store: (Int, UnsafeMutableRawPointer) -> Void
+        count: Int, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
         guard let raw = receiver.receiver.raw else { return zeroValue() }
+        Runtime.discardStalePending()
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        let cls = startClass(receiver, raw)
-        guard let method = sf_lookup_method(cls, selector.raw) else {
-            return try general(raw, selector, cls: cls, method: nil, count: count, types: types, store: store)
+        guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
+            return try typedMiss(raw, selector, cls: startClass(receiver, raw), values())
         }
         let sigKey = sf_method_sig(method).pointee.key
         if sigKey == key, key != 0, let words, R.returnKind != .other {
@@ -29,7 +30,7 @@ enum MessageSend {
             if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
             return r
         }
-        return try general(raw, selector, cls: cls, method: method, count: count, types: types, store: store)
+        return try general(raw, selector, cls: cls, method: method, count: count, values: values, store: store)
     }
 
     @usableFromInline
@@ -79,22 +80,26 @@ enum MessageSend {
         }
     }
 
-    /// The general typed path: checks every type, then calls through libffi (or forwards).
+    /// A typed send that found no method: the forwarding path, with the caller's types.
+    @usableFromInline @inline(never)
+    static func typedMiss<R: MessageReturn>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t?,
+                                            _ args: [any MessageArgument]) throws(RuntimeError) -> R {
+        try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, args) { ret, ran in
+            if R.returnEncoding == .void, ran.returnType == .object, let o = ret.load(as: sf_id?.self) {
+                sf_release_inline(o)  // a +1 object the caller did not ask for
+            }
+            return R(returnStorage: ret)
+        }
+    }
+
+    /// The general typed path: checks every type, then calls through libffi.
     @usableFromInline
     static func general<R: MessageReturn>(
-        _ raw: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t?, count: Int,
-        types: () -> [TypeEncoding], store: (Int, UnsafeMutableRawPointer) -> Void
+        _ raw: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t, count: Int,
+        values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
-        let argTypes = types()
-        guard let method else {
-            let sig = try Signature(Signature.encoding(returning: R.returnEncoding, arguments: argTypes))
-            return try withReturnStorage(sig) { ret throws(RuntimeError) in
-                _ = try withFrame(raw, selector, sig, count: count, store: store) { argv throws(RuntimeError) in
-                    try Forwarding.handleMiss(raw, selector, cls: cls, signature: sig, arguments: argv, returnValue: ret)
-                }
-                return R(returnStorage: ret)
-            }
-        }
+        let args = values()
+        let argTypes = args.map(argumentType)
         let sig = Signature(raw: sf_method_sig(method))
         let expected = sig.argumentTypes.dropFirst(2)
         guard expected.count == argTypes.count,
@@ -104,6 +109,7 @@ enum MessageSend {
             throw .signatureMismatch(className: cl.name, selector: selector.name, expected: sig.encoding,
                                      actual: Signature.encoding(returning: R.returnEncoding, arguments: argTypes))
         }
+        try checkByteCounts(args, sig, cls, selector)
         let imp = sf_method_imp(method)!
         let result: R = withReturnStorage(sig) { ret in
             withFrame(raw, selector, sig, count: count, store: store) { argv in
@@ -117,6 +123,49 @@ enum MessageSend {
         }
         try Runtime.rethrowPending()
         return result
+    }
+
+    /// The type an argument travels as: a `DynamicValue`'s own case, else its static type.
+    static func argumentType(_ arg: any MessageArgument) -> TypeEncoding {
+        (arg as? DynamicValue)?.typeEncoding ?? type(of: arg).typeEncoding
+    }
+
+    /// Refuses arguments whose bytes do not fill their slot exactly: a `DynamicValue.structure`
+    /// brings its own byte count, which the type check alone does not bound.
+    static func checkByteCounts(_ args: [any MessageArgument], _ sig: Signature, _ cls: sf_class_t,
+                                _ selector: Selector) throws(RuntimeError) {
+        for (i, arg) in args.enumerated() {
+            let want = sig.argumentTypes[i + 2]
+            let size = sig.storage.argumentSizes[i + 2]
+            if let value = arg as? DynamicValue {
+                try value.checkByteCount(size: size, of: want, what: "argument \(i + 1)",
+                                         className: Forwarding.visibleName(cls), selector: selector.name)
+            } else if case .structure = want, type(of: arg).storageSize > size {
+                throw .invalidArgument(className: Forwarding.visibleName(cls), selector: selector.name,
+                                       reason: "argument \(i + 1) is a \(size)-byte struct '\(want.encoding)', got \(type(of: arg).storageSize) bytes")
+            }
+        }
+    }
+
+    /// A send that found no method (typed or dynamic): lays out a frame from the caller's own
+    /// types and runs the forwarding path. `load` reads the result, given the signature of what
+    /// ran; a method returning more than a caller without a return type provided lands in a
+    /// buffer of its own (freed here).
+    static func forwardMiss<T>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t?, returning: TypeEncoding,
+                               _ args: [any MessageArgument],
+                               load: (UnsafeMutableRawPointer, Signature) -> T) throws(RuntimeError) -> T {
+        // A super send from a root class has no class to look in (and none to forward from).
+        guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
+        let sig = try Signature(Signature.encoding(returning: returning, arguments: args.map(argumentType)))
+        try checkByteCounts(args, sig, cls, selector)
+        var spill: UnsafeMutableRawPointer?
+        defer { spill?.deallocate() }
+        return try withReturnStorage(sig) { ret throws(RuntimeError) in
+            let ran = try withFrame(raw, selector, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) }) { argv throws(RuntimeError) in
+                try Forwarding.handleMiss(raw, selector, cls: cls, signature: sig, arguments: argv, returnValue: ret, spill: &spill)
+            }
+            return load(spill ?? ret, ran)
+        }
     }
 
     /// Zeroed storage big enough for the signature's return value.
@@ -164,21 +213,15 @@ enum MessageSend {
     static func dynamic(_ receiver: some MessageReceiver, _ selector: Selector,
                         _ args: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
         guard let raw = receiver.receiver.raw else { return .void }
+        Runtime.discardStalePending()
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        let cls = startClass(receiver, raw)
-        let argTypes = args.map { ($0 as? DynamicValue)?.typeEncoding ?? type(of: $0).typeEncoding }
-        let store: (Int, UnsafeMutableRawPointer) -> Void = { i, p in args[i].storeArgument(to: p) }
-        guard let method = sf_lookup_method(cls, selector.raw) else {
-            // No method: the forwarding path decides; the caller's arguments define the frame.
-            let sig = try Signature(Signature.encoding(returning: .void, arguments: argTypes))
-            return try withReturnStorage(sig) { ret throws(RuntimeError) in
-                let sigUsed = try withFrame(raw, selector, sig, count: args.count, store: store) { argv throws(RuntimeError) in
-                    try Forwarding.handleMiss(raw, selector, cls: cls, signature: sig, arguments: argv, returnValue: ret)
-                }
-                return DynamicValue.load(sigUsed.returnType, from: ret, isReturn: true)
+        guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
+            return try forwardMiss(raw, selector, cls: startClass(receiver, raw), returning: .void, args) { ret, ran in
+                DynamicValue.load(ran.returnType, from: ret, isReturn: true)
             }
         }
+        let argTypes = args.map(argumentType)
         let sig = Signature(raw: sf_method_sig(method))
         let className = RuntimeClass.from(cls).name
         let expected = Array(sig.argumentTypes.dropFirst(2))
@@ -192,18 +235,11 @@ enum MessageSend {
                 throw .invalidArgument(className: className, selector: selector.name,
                                        reason: "argument \(i + 1) expects '\(want.encoding)' but got '\(have.encoding)' (\(type(of: arg)))")
             }
-            if case .structure = want {
-                let size = Int(sf_ffi_type_size(sig.raw.pointee.arg_types[i + 2]!))
-                let given = (arg as? DynamicValue).flatMap { if case let .structure(_, b) = $0 { b.count } else { nil } } ?? type(of: arg).storageSize
-                guard size == given else {
-                    throw .invalidArgument(className: className, selector: selector.name,
-                                           reason: "argument \(i + 1) is a \(size)-byte struct '\(want.encoding)', got \(given) bytes")
-                }
-            }
         }
+        try checkByteCounts(args, sig, cls, selector)
         let imp = sf_method_imp(method)!
         let result = withReturnStorage(sig) { ret in
-            withFrame(raw, selector, sig, count: args.count, store: store) { argv in
+            withFrame(raw, selector, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) }) { argv in
                 sf_ffi_call(&sig.storage.raw.pointee.cif, imp, ret, argv)
             }
             return DynamicValue.load(sig.returnType, from: ret, isReturn: true)
@@ -226,6 +262,9 @@ struct NoReturn: MessageReturn {
 extension MessageReceiver {
     /// Where lookup starts; nil means the receiver's class. Super sends override it.
     public var lookupStart: sf_class_t? { nil }
+
+    /// False: an ordinary send.
+    public var isSuperSend: Bool { false }
 
     /// A dynamic send through libffi: argument count and types are checked against the method's
     /// signature, and the result comes back as a `DynamicValue`. On a miss, the forwarding path runs.
@@ -253,4 +292,6 @@ public struct SuperReceiver: MessageReceiver {
     public let receiver: ObjectRef
     let start: RuntimeClass?
     public var lookupStart: sf_class_t? { start?.raw ?? nil }
+    /// True: a nil `lookupStart` means there is no superclass to look in (a root class).
+    public var isSuperSend: Bool { true }
 }

@@ -15,9 +15,13 @@ public protocol MessageArgument {
     static var passesInWord: Bool { get }
     /// The register value when `passesInWord`.
     var argumentWord: UInt64 { get }
+    /// Whether a NULL in argument storage is a valid value of the type (false for `Selector`,
+    /// `Object` and the non-optional pointer types): closure IMPs refuse NULL for the others.
+    static var acceptsNull: Bool { get }
 }
 
 extension MessageArgument {
+    public static var acceptsNull: Bool { true }
     public static var keyCode: UInt64 { typeEncoding.keyCode }
     public static var passesInWord: Bool { false }
     public var argumentWord: UInt64 { 0 }
@@ -27,6 +31,29 @@ extension MessageArgument {
 extension MessageArgument where Self: WordRepresentable {
     public static var passesInWord: Bool { true }
     public var argumentWord: UInt64 { word }
+}
+
+extension MessageArgument {
+    /// Reads a value from argument storage, refusing a NULL the type cannot hold.
+    /// `what` names the argument and is only built for the error.
+    static func load(from p: UnsafeRawPointer, what: () -> (className: String, selector: String, position: Int))
+        throws(RuntimeError) -> Self {
+        if !acceptsNull, p.load(as: UnsafeRawPointer?.self) == nil {
+            let (cls, sel, position) = what()
+            throw .invalidArgument(className: cls, selector: sel,
+                                   reason: "argument \(position) is NULL but the method takes a non-optional \(Self.self)")
+        }
+        return Self(argumentStorage: p)
+    }
+
+    /// Argument `index` of a closure IMP's frame (receiver and selector come first).
+    static func argument(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ index: Int) throws(RuntimeError) -> Self {
+        try load(from: args[index]!) {
+            let raw = args[0]!.load(as: sf_id?.self)
+            let name = raw.flatMap { sf_object_getClass($0) }.map { String(cString: sf_class_getName($0)) } ?? "nil"
+            return (name, Selector(raw: args[1]!.load(as: sf_sel.self)).name, index - 1)
+        }
+    }
 }
 
 /// How a return value comes back from a C call.
@@ -170,6 +197,7 @@ extension PointerMessageValue {
 
 extension Selector: PointerMessageValue {
     public static var typeEncoding: TypeEncoding { .selector }
+    public static var acceptsNull: Bool { false }
     public init(argumentStorage: UnsafeRawPointer) {
         self.init(raw: argumentStorage.load(as: sf_sel.self))
     }
@@ -179,6 +207,7 @@ extension Selector: PointerMessageValue {
 }
 
 extension UnsafeRawPointer: PointerMessageValue {
+    public static var acceptsNull: Bool { false }
     public static var typeEncoding: TypeEncoding { .pointer(.void) }
     public static var keyCode: UInt64 { 17 }
     public static var returnKeyCode: UInt64 { 17 }
@@ -187,6 +216,7 @@ extension UnsafeRawPointer: PointerMessageValue {
 }
 
 extension UnsafeMutableRawPointer: PointerMessageValue {
+    public static var acceptsNull: Bool { false }
     public static var typeEncoding: TypeEncoding { .pointer(.void) }
     public static var keyCode: UInt64 { 17 }
     public static var returnKeyCode: UInt64 { 17 }
@@ -195,6 +225,7 @@ extension UnsafeMutableRawPointer: PointerMessageValue {
 }
 
 extension OpaquePointer: PointerMessageValue {
+    public static var acceptsNull: Bool { false }
     public static var typeEncoding: TypeEncoding { .pointer(nil) }
     public static var keyCode: UInt64 { 17 }
     public static var returnKeyCode: UInt64 { 17 }

@@ -31,11 +31,9 @@ extension RuntimeClass {
             }
             methods[selector] = nil
             flushCaches()
-            let owner = record.owner
-            Runtime.state.retire {
-                record.free()
-                _ = owner
-            }
+            // Senders may still hold the entry: the record (and its C struct) outlives the
+            // grace period, and any `Method` value that refers to it.
+            Runtime.state.retire { _ = record }
         }
         Runtime.state.collectGarbage()
     }

@@ -59,6 +59,7 @@ public final class Object: Hashable, @unchecked Sendable, CustomStringConvertibl
 
 extension Object: MessageArgument {
     public static var typeEncoding: TypeEncoding { .object }
+    public static var acceptsNull: Bool { false }
     public convenience init(argumentStorage: UnsafeRawPointer) {
         self.init(retaining: argumentStorage.load(as: sf_id.self))
     }
@@ -114,6 +115,9 @@ public protocol MessageReceiver {
     var receiver: ObjectRef { get }
     /// Where lookup starts; nil means the receiver's class. Super sends override it.
     var lookupStart: sf_class_t? { get }
+    /// Whether this is a super send, whose nil `lookupStart` means "no superclass" (the send
+    /// then fails with `doesNotRecognizeSelector`) rather than "the receiver's class".
+    var isSuperSend: Bool { get }
 }
 
 extension ObjectRef: MessageReceiver { public var receiver: ObjectRef { self } }

@@ -82,14 +82,17 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         try RuntimeClass(unregisteredName: name, superclass: superclass, hidden: false)
     }
 
-    /// The registered class with that name, if any.
+    /// The registered class with that name, if any. A pair that is only allocated reserves
+    /// its name but is not returned: it cannot make instances yet (like `objc_getClass`).
     public static func named(_ name: String) -> RuntimeClass? {
-        Runtime.state.lock.withLock { Runtime.state.classesByName[name] }
+        Runtime.state.lock.withLock { Runtime.state.classesByName[name].flatMap { $0.isRegistered ? $0 : nil } }
     }
 
-    /// Every registered class, sorted by name.
+    /// Every registered class, sorted by name (allocated, unregistered pairs are left out).
     public static var allClasses: [RuntimeClass] {
-        Runtime.state.lock.withLock { Runtime.state.classesByName.values.sorted { $0.name < $1.name } }
+        Runtime.state.lock.withLock {
+            Runtime.state.classesByName.values.filter(\.isRegistered).sorted { $0.name < $1.name }
+        }
     }
 
     init(unregisteredName name: String, superclass: RuntimeClass?, hidden: Bool) throws(RuntimeError) {
@@ -315,6 +318,11 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     }
 
     private func releaseStorage() {
+        // The class object's associations go with it, as an instance's go at dealloc. (Runs
+        // from collectGarbage, outside the lock: a release may deallocate and re-enter.)
+        if let side = sf_object_side(sf_class_as_object(raw)) {
+            Unmanaged<ObjectSideTable>.fromOpaque(side).takeRetainedValue().releaseAssociations()
+        }
         // A hook still installed here holds its record and the record its hook: break the
         // cycle so the trampoline is freed with the class.
         for m in methods.values {
@@ -322,8 +330,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
             m.hook?.record = nil
             m.hook = nil
         }
-        for m in methods.values { m.free() }
-        methods = [:]
+        methods = [:]  // each record frees its C entry when the last reference goes
         keptAlive = []
         subclasses = []
         sf_cache_destroy(raw)

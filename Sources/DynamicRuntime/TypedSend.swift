@@ -12,7 +12,7 @@ extension MessageReceiver {
     public func send<R: MessageReturn>(_ selector: Selector, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
             self, selector, key: R.returnKeyCode, words: true ? (0, 0, 0, 0) : nil, count: 0,
-            types: { [] }, store: { _, _ in })
+            values: { [] }, store: { _, _ in })
     }
 
     /// A typed send to a void method: `try obj.send("reset", as: Void.self)`.
@@ -20,7 +20,7 @@ extension MessageReceiver {
     public func send(_ selector: Selector, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
             self, selector, key: NoReturn.returnKeyCode, words: true ? (0, 0, 0, 0) : nil, count: 0,
-            types: { [] }, store: { _, _ in })
+            values: { [] }, store: { _, _ in })
     }
 
     /// A typed send: `let sum: Int = try obj.send("add:to:", 1, 2)`. The call's types must
@@ -29,7 +29,7 @@ extension MessageReceiver {
     public func send<A: MessageArgument, R: MessageReturn>(_ selector: Selector, _ a: A, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
             self, selector, key: R.returnKeyCode | A.keyCode << 5, words: A.passesInWord ? (a.argumentWord, 0, 0, 0) : nil, count: 1,
-            types: { [A.typeEncoding] }, store: { _, p in a.storeArgument(to: p) })
+            values: { [a] }, store: { _, p in a.storeArgument(to: p) })
     }
 
     /// A typed send to a void method: `try obj.send("reset", as: Void.self)`.
@@ -37,7 +37,7 @@ extension MessageReceiver {
     public func send<A: MessageArgument>(_ selector: Selector, _ a: A, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
             self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5, words: A.passesInWord ? (a.argumentWord, 0, 0, 0) : nil, count: 1,
-            types: { [A.typeEncoding] }, store: { _, p in a.storeArgument(to: p) })
+            values: { [a] }, store: { _, p in a.storeArgument(to: p) })
     }
 
     /// A typed send: `let sum: Int = try obj.send("add:to:", 1, 2)`. The call's types must
@@ -46,7 +46,7 @@ extension MessageReceiver {
     public func send<A: MessageArgument, B: MessageArgument, R: MessageReturn>(_ selector: Selector, _ a: A, _ b: B, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
             self, selector, key: R.returnKeyCode | A.keyCode << 5 | B.keyCode << 10, words: A.passesInWord && B.passesInWord ? (a.argumentWord, b.argumentWord, 0, 0) : nil, count: 2,
-            types: { [A.typeEncoding, B.typeEncoding] }, store: { i, p in
+            values: { [a, b] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) default: b.storeArgument(to: p) }
         })
     }
@@ -56,7 +56,7 @@ extension MessageReceiver {
     public func send<A: MessageArgument, B: MessageArgument>(_ selector: Selector, _ a: A, _ b: B, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
             self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5 | B.keyCode << 10, words: A.passesInWord && B.passesInWord ? (a.argumentWord, b.argumentWord, 0, 0) : nil, count: 2,
-            types: { [A.typeEncoding, B.typeEncoding] }, store: { i, p in
+            values: { [a, b] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) default: b.storeArgument(to: p) }
         })
     }
@@ -67,7 +67,7 @@ extension MessageReceiver {
     public func send<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(_ selector: Selector, _ a: A, _ b: B, _ c: C, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
             self, selector, key: R.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15, words: A.passesInWord && B.passesInWord && C.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, 0) : nil, count: 3,
-            types: { [A.typeEncoding, B.typeEncoding, C.typeEncoding] }, store: { i, p in
+            values: { [a, b, c] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) case 1: b.storeArgument(to: p) default: c.storeArgument(to: p) }
         })
     }
@@ -77,7 +77,7 @@ extension MessageReceiver {
     public func send<A: MessageArgument, B: MessageArgument, C: MessageArgument>(_ selector: Selector, _ a: A, _ b: B, _ c: C, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
             self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15, words: A.passesInWord && B.passesInWord && C.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, 0) : nil, count: 3,
-            types: { [A.typeEncoding, B.typeEncoding, C.typeEncoding] }, store: { i, p in
+            values: { [a, b, c] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) case 1: b.storeArgument(to: p) default: c.storeArgument(to: p) }
         })
     }
@@ -88,7 +88,7 @@ extension MessageReceiver {
     public func send<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(_ selector: Selector, _ a: A, _ b: B, _ c: C, _ d: D, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
             self, selector, key: R.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15 | D.keyCode << 20, words: A.passesInWord && B.passesInWord && C.passesInWord && D.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, d.argumentWord) : nil, count: 4,
-            types: { [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding] }, store: { i, p in
+            values: { [a, b, c, d] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) case 1: b.storeArgument(to: p) case 2: c.storeArgument(to: p) default: d.storeArgument(to: p) }
         })
     }
@@ -98,7 +98,7 @@ extension MessageReceiver {
     public func send<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(_ selector: Selector, _ a: A, _ b: B, _ c: C, _ d: D, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
             self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15 | D.keyCode << 20, words: A.passesInWord && B.passesInWord && C.passesInWord && D.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, d.argumentWord) : nil, count: 4,
-            types: { [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding] }, store: { i, p in
+            values: { [a, b, c, d] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) case 1: b.storeArgument(to: p) case 2: c.storeArgument(to: p) default: d.storeArgument(to: p) }
         })
     }

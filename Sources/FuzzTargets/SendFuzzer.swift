@@ -72,6 +72,8 @@ enum SendFuzzer {
         case .malformedEncoding: "malformedEncoding"
         case .forwardingFailed: "forwardingFailed"
         case .implementationFailed: "implementationFailed"
+        // forwardInvocation: sent directly with a pointer that is not the record being forwarded.
+        case .reservedSelector: "reservedSelector"
         default: nil
         }
     }
@@ -193,38 +195,10 @@ struct Call: CustomStringConvertible {
 
     // MARK: known bugs
 
-    /// The open bug this call would hit (docs/reliability.md), if any.
+    /// The open bug this call would hit (docs/reliability.md), if any. None today: KB-2, KB-5
+    /// and KB-8, which the send target used to skip, are fixed and run like any input.
     func knownBug(_ world: FuzzWorld) -> String? {
-        let takesSelector: Set<String> = ["sel:", "methodSignatureForSelector:", "forwardingTargetForSelector:",
-                                          "resolveInstanceMethod:", "resolveClassMethod:", "doesNotRecognizeSelector:"]
-        switch path {
-        case .dynamic:
-            for a in arguments {
-                guard let d = a as? DynamicValue else { continue }
-                // KB-2: a struct value whose byte count is not its type's size is copied as is.
-                if case let .structure(t, bytes) = d, bytes.count != FuzzWorld.size(of: t) { return "KB-2" }
-                // KB-5: NULL reaches closure parameters of non-optional type.
-                if case .selector(nil) = d, takesSelector.contains(selector.name), !receiver.isNil { return "KB-5" }
-                if case .object(nil) = d, selector.name == "keep:" { return "KB-5" }
-            }
-            if selector.name == "keep:", arguments.contains(where: { ($0 as? ObjectRef)?.isNil == true }) { return "KB-5" }
-            // KB-5: forwardInvocation: sent directly turns any pointer into an invocation record.
-            if selector.name == "forwardInvocation:", arguments.count == 1, world.implementsForwardInvocation(receiverIndex),
-               arguments[0] is UnsafeRawPointer || (arguments[0] as? DynamicValue)?.typeEncoding == .pointer(nil) { return "KB-5" }
-        case let .typed(shape):
-            guard shape == 10 else { break }
-            // KB-2: a DynamicValue in a typed send is stored with its own size into a pointer slot.
-            if case let .structure(_, bytes) = dynamicArgument, bytes.count > 8 { return "KB-2" }
-            // KB-5: and any word it holds reaches forwardInvocation: as a record pointer.
-            if selector.name == "forwardInvocation:", world.implementsForwardInvocation(receiverIndex) { return "KB-5" }
-        case .c:
-            // KB-8: sf_msg_send(NULL, …) returns SF_ERR_NIL_RECEIVER but records SF_ERR_INVALID_ARGUMENT.
-            if receiver.isNil { return "KB-8" }
-            // Zeroed argument buffers: NULL selectors and nil objects.
-            if takesSelector.contains(selector.name) || selector.name == "keep:" { return "KB-5" }
-            if selector.name == "forwardInvocation:", world.implementsForwardInvocation(receiverIndex) { return "KB-5" }
-        }
-        return nil
+        nil
     }
 
     // MARK: performing
@@ -303,7 +277,7 @@ struct Call: CustomStringConvertible {
         }
         switch status {
         case SF_ERR_NIL_RECEIVER, SF_ERR_INVALID_ARGUMENT, SF_ERR_UNRECOGNIZED_SELECTOR, SF_ERR_SIGNATURE_MISMATCH,
-             SF_ERR_FORWARDING, SF_ERR_BAD_ENCODING:
+             SF_ERR_FORWARDING, SF_ERR_BAD_ENCODING, SF_ERR_RESERVED_SELECTOR:
             return .rejected("C:\(status.rawValue)")
         default:
             return .violation("\(self): unexpected status \(status.rawValue) \(message)")

@@ -1,22 +1,14 @@
-// Bugs outside the files issue 3's tests may fix (CShims, MessageSend, Implementation, Object):
-// each test reproduces one and is skipped until it is fixed. See each skip message.
+// Regression tests for forwarding-related bugs found outside the forwarding files (CShims,
+// MessageSend, CAPI, Object). All are fixed; each test reproduces the original failure.
 import CShims
 import XCTest
 @testable import DynamicRuntime
 
 final class ForwardingKnownBugTests: XCTestCase {
-    /// CShims/cache.c: `sf_empty_cache` has no bucket of its own. `sf_empty_bucket_storage` is a
-    /// separate static that the linker need not put after it — here `retired_head` follows it,
-    /// so `sf_cache_probe` on a fresh class reads `retired_head` as bucket 0. While a cache that
-    /// grew waits in the retired list, that word is neither NULL nor the selector, and with
-    /// mask 0 the probe loops forever (a hang on the first send to any new class).
-    /// Fix: give the empty cache its own bucket, e.g. in cache.c
-    /// `struct sf_cache sf_empty_cache = {.mask = 0, .buckets = {{NULL, NULL}}};` (GNU C static
-    /// flexible-array initialiser), or return NULL early in sf_cache_probe when
-    /// `cache == &sf_empty_cache`.
+    /// Regression (fixed, cache.c): `sf_empty_cache` had no bucket of its own, so the first
+    /// probe of a fresh class read a neighbouring global as bucket 0 and could spin forever
+    /// while a grown cache waited in the retired list.
     func testProbeOfAFreshClassAfterCacheGrowth() throws {
-        throw XCTSkip("BUG (CShims/cache.c): sf_cache_probe spins forever on a fresh class while a grown cache is retired; sf_empty_cache's bucket 0 aliases retired_head")
-        // swiftlint:disable:next unreachable_code
         let big = try RuntimeClass(name: uniqueClassName("FwdBugBigCache"))
         for i in 0..<12 {
             try big.addMethod(Selector("m\(i)")) { (_: ObjectRef) -> Int in i }
@@ -29,29 +21,17 @@ final class ForwardingKnownBugTests: XCTestCase {
         XCTAssertEqual(try f.send("one") as Int, 1)  // hangs today
     }
 
-    /// CAPI.swift sf_msg_send_impl: a NULL receiver returns SF_ERR_NIL_RECEIVER but records
-    /// `.invalidArgument` (code SF_ERR_INVALID_ARGUMENT) as the thread's last error, so
-    /// sf_last_error() disagrees with the returned status.
-    /// Fix: record the status that is returned, e.g.
-    /// `sf_set_last_error(SF_ERR_NIL_RECEIVER, "message sent to a NULL receiver"); return SF_ERR_NIL_RECEIVER`.
+    /// Regression (fixed, CAPI.swift): sf_msg_send(NULL, …) returned SF_ERR_NIL_RECEIVER but
+    /// recorded SF_ERR_INVALID_ARGUMENT for sf_last_error().
     func testNilReceiverLastErrorMatchesTheReturnedStatus() throws {
-        throw XCTSkip("BUG (CAPI.swift): sf_msg_send(NULL, …) returns SF_ERR_NIL_RECEIVER but sf_last_error() says SF_ERR_INVALID_ARGUMENT")
-        // swiftlint:disable:next unreachable_code
         var ret: Int64 = 0
         XCTAssertEqual(sf_msg_send(nil, Selector("anything").raw, &ret, nil), SF_ERR_NIL_RECEIVER)
         XCTAssertEqual(sf_last_error(), SF_ERR_NIL_RECEIVER)
     }
 
-    /// MessageSend.general, miss path: a typed `as: Void.self` send that is forwarded (resolve,
-    /// forwarding target or forwardInvocation:) to a method returning an object receives the
-    /// method's +1 reference in its return storage and drops it: the object leaks. (The found-
-    /// method path releases it: "The caller discards a value it did not ask for".)
-    /// Fix: in `general`, keep the Signature that `Forwarding.handleMiss` returns and, when
-    /// `R.returnEncoding == .void` and that signature returns `.object`, release the object in
-    /// the return storage, as the direct path does.
+    /// Regression (fixed, MessageSend.typedMiss): a typed `as: Void.self` send forwarded to a
+    /// method returning an object dropped the method's +1 reference: the object leaked.
     func testVoidSendForwardedToAnObjectReturningMethodDoesNotLeak() throws {
-        throw XCTSkip("BUG (MessageSend.swift general): a forwarded `as: Void.self` send leaks the +1 object the method returned")
-        // swiftlint:disable:next unreachable_code
         let target = try RuntimeClass(name: uniqueClassName("FwdBugLeakTarget"))
         fwdWarm(target)
         try target.addMethod("make") { (me: ObjectRef) -> Object? in try me.runtimeClass!.createInstance() }
@@ -67,16 +47,10 @@ final class ForwardingKnownBugTests: XCTestCase {
         XCTAssertEqual(Runtime.liveObjectCount, before, "forwarded send")
     }
 
-    /// MessageSend.dynamic / general, miss path: the return storage of a send that does not
-    /// state its return type is sized for void (16 bytes), so a forwarded method returning a
-    /// bigger struct cannot be received; Forwarding now refuses it (signatureMismatch) instead
-    /// of writing past the buffer. Fix: let the miss path size the storage after the stage
-    /// that runs is known — e.g. `Forwarding.handleMiss` takes a closure that allocates return
-    /// storage for the final Signature — or allocate the largest of 16 bytes and the
-    /// forwarded method's return size before calling it.
+    /// Regression (fixed, MessageSend.forwardMiss / Forwarding spill buffer): a dynamic send,
+    /// which states no return type, could not receive a forwarded struct bigger than the 16
+    /// bytes of storage it starts with (it was refused with signatureMismatch).
     func testDynamicSendForwardedToALargeStructReturnGetsTheValue() throws {
-        throw XCTSkip("BUG (MessageSend.swift dynamic): a forwarded dynamic send cannot receive a struct larger than 16 bytes")
-        // swiftlint:disable:next unreachable_code
         let target = try makeClass("FwdBugBigStruct")
         try target.addMethod("frame") { (_: ObjectRef) in FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4)) }
         let t = try target.createInstance()
@@ -87,16 +61,9 @@ final class ForwardingKnownBugTests: XCTestCase {
                        FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4)))
     }
 
-    /// MessageSend.swift / Object.swift: `lookupStart` is declared only in an extension of
-    /// MessageReceiver, not as a protocol requirement, so `MessageSend.startClass(_:_:)` (generic
-    /// over `some MessageReceiver`) always uses the extension's `nil` and never SuperReceiver's
-    /// override. `obj.asSuper(of: cls).send(…)` is an ordinary send: a method that calls super
-    /// calls itself until the stack or an arithmetic check gives out.
-    /// Fix: add `var lookupStart: sf_class_t? { get }` to `protocol MessageReceiver` (the
-    /// extension's default stays); then also make HookContext/CMessageSend users unaffected.
+    /// Regression (fixed, MessageReceiver.lookupStart is a requirement): asSuper(of:) sends
+    /// started at the receiver's class, so a method calling super called itself.
     func testSuperSendStartsAtTheSuperclass() throws {
-        throw XCTSkip("BUG (Object.swift/MessageSend.swift): asSuper(of:) sends start at the receiver's class, so a super call recurses forever")
-        // swiftlint:disable:next unreachable_code
         let base = try makeClass("FwdBugSuperBase")
         try base.addMethod("value:") { (_: ObjectRef, x: Int) in x + 1 }
         let sub = try makeClass("FwdBugSuperSub", superclass: base)

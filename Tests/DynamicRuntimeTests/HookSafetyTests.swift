@@ -205,18 +205,30 @@ final class HookSafetyTests: XCTestCase {
     }
 
     func testAPendingErrorFromADirectCCallDoesNotLeakIntoTheNextSend() throws {
-        throw XCTSkip("BUG (Implementation.swift closureEntry / MessageSend): an error raised by a closure IMP that C called directly (via sf_msg_lookup) stays pending on the thread and is thrown by the next, unrelated Swift send")
-        // swiftlint:disable:next unreachable_code
         let cls = try makeCalc("HookStaleError")
         let o = try cls.createInstance()
         let t = try cls.hook("add:to:", .before) { _ in throw FwdTestError(message: "stale") }
         typealias F = @convention(c) (sf_id?, sf_sel?, Int64, Int64) -> Int64
         let sel = Selector("add:to:")
         let f = unsafeBitCast(sf_msg_lookup(o.raw, sel.raw)!, to: F.self)
+        XCTAssertEqual(sf_last_error(), SF_OK)
         XCTAssertEqual(f(o.raw, sel.raw, 1, 2), 0)
+        // The C caller sees the failure right after the call…
+        XCTAssertEqual(sf_last_error(), SF_ERR_FORWARDING)
+        XCTAssertTrue(String(cString: sf_last_error_message()).contains("stale"))
         t.remove()
         try cls.addMethod("unrelated") { (_: ObjectRef) -> Int in 5 }
+        // …and no later send reports it: not Swift's, typed or dynamic, nor sf_msg_send.
         XCTAssertEqual(try o.send("unrelated") as Int, 5)
+        let t2 = try cls.hook("add:to:", .before) { _ in throw FwdTestError(message: "stale 2") }
+        defer { t2.remove() }
+        let g = unsafeBitCast(sf_msg_lookup(o.raw, sel.raw)!, to: F.self)
+        XCTAssertEqual(g(o.raw, sel.raw, 1, 2), 0)
+        XCTAssertEqual(try o.send("unrelated").intValue, 5)
+        XCTAssertEqual(g(o.raw, sel.raw, 1, 2), 0)
+        var ret: Int64 = 0
+        XCTAssertEqual(sf_msg_send(o.raw, Selector("unrelated").raw, &ret, nil), SF_OK)
+        XCTAssertEqual(ret, 5)
     }
 
     // MARK: - Tokens that outlive what they hooked

@@ -141,7 +141,6 @@ final class LeakTests: XCTestCase {
     /// A class object can carry associations like any object; disposing the class must
     /// release them, as deallocating an instance does.
     func testDisposeReleasesAClassObjectsAssociations() throws {
-        try knownBug("RuntimeClass.dispose never releases the class objects' side tables (RuntimeClass.swift releaseStorage)")
         let holder = try RuntimeClass(name: uniqueName("Holder"))
         let cls = try RuntimeClass(name: uniqueName())
         var released = false

@@ -290,7 +290,6 @@ final class MessageSendTests: XCTestCase {
     }
 
     func testSuperSendsStartAtTheSuperclass() throws {
-        try knownBug("super sends ignore SuperReceiver.lookupStart: it is not a MessageReceiver requirement (Object.swift)")
         let a = try RuntimeClass(name: uniqueName("A"))
         let b = try RuntimeClass(name: uniqueName("B"), superclass: a)
         let c = try RuntimeClass(name: uniqueName("C"), superclass: b)
@@ -323,7 +322,6 @@ final class MessageSendTests: XCTestCase {
     /// `[super foo]` from a root class has nowhere to go: it must not re-dispatch to the
     /// object's own class (which would recurse for an overriding method).
     func testSuperSendFromARootClassDoesNotRedispatch() throws {
-        try knownBug("asSuper(of: rootClass) has a nil start and falls back to the receiver's own class (MessageSend.swift)")
         try cls.addMethod("only") { (_: ObjectRef) in 1 }
         assertThrows(.doesNotRecognizeSelector(className: cls.name, selector: "only", isClassMethod: false)) {
             try obj.asSuper(of: cls).send("only") as Int

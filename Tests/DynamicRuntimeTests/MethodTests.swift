@@ -257,7 +257,6 @@ final class MethodTests: XCTestCase {
     /// A `Method` value keeps its record alive, so it must stay readable after the method is
     /// removed from its class (removal only unpublishes it).
     func testAMethodValueOutlivesRemoval() throws {
-        try knownBug("removeMethod frees the sf_method that a Method value still points to (MethodTable.swift)")
         try cls.addMethod("gone") { (_: ObjectRef) in 5 }
         let method = try XCTUnwrap(cls.ownMethod(for: "gone"))
         let imp = method.implementation

@@ -5,19 +5,32 @@ import CShims
 @testable import DynamicRuntime
 @testable import MessageThrottle
 
-/// Deterministic reproductions of the open bugs in docs/reliability.md ("Known bugs"). Each test
-/// asserts the *correct* behaviour, so it fails (or crashes, or hangs) until its bug is fixed.
-/// Open ones are skipped unless SF_KNOWN_BUGS=1. Several crash the process: run them one at a time,
-///   SF_KNOWN_BUGS=1 swift test --filter 'KnownBugTests/testKB2_dynamicMissPath'
-/// and add the bug to `fixed` when the fix lands.
+/// Deterministic reproductions of the bugs in docs/reliability.md ("Known bugs"). Each test
+/// asserts the *correct* behaviour. Fixed bugs (KB-1, KB-2, KB-3, KB-5, KB-6, KB-7, KB-8) run by default
+/// as regression tests; the open ones fail, crash or hang until fixed and are
+/// skipped unless SF_KNOWN_BUGS=1. Run those one at a time,
+///   SF_KNOWN_BUGS=1 swift test --filter 'KnownBugTests/testKB4'
+/// and remove the `try openBug()` line when the fix lands.
 final class KnownBugTests: XCTestCase {
-    /// Tests of bugs fixed since: they run by default, as regression tests.
-    static let fixed = ["testKB1_", "testKB3_"]
-
-    override func setUpWithError() throws {
-        if Self.fixed.contains(where: { name.contains($0) }) { return }
+    /// Skips a test whose bug is still open.
+    func openBug() throws {
         try XCTSkipUnless(ProcessInfo.processInfo.environment["SF_KNOWN_BUGS"] == "1",
                           "open bug (docs/reliability.md, Known bugs); run with SF_KNOWN_BUGS=1")
+    }
+
+    /// Asserts that `body` throws `invalidArgument` whose reason contains `reason`.
+    func assertInvalidArgument<T>(_ reason: String, className: String? = nil, selector: String,
+                                  file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> T) {
+        do {
+            _ = try body()
+            XCTFail("expected invalidArgument, nothing was thrown", file: file, line: line)
+        } catch let RuntimeError.invalidArgument(cls, sel, why) {
+            if let className { XCTAssertEqual(cls, className, file: file, line: line) }
+            XCTAssertEqual(sel, selector, file: file, line: line)
+            XCTAssertTrue(why.contains(reason), "\(why)", file: file, line: line)
+        } catch {
+            XCTFail("expected invalidArgument, got \(error)", file: file, line: line)
+        }
     }
 
     static let oversized = [UInt8](repeating: 0xAB, count: 4096)
@@ -61,32 +74,58 @@ final class KnownBugTests: XCTestCase {
 
     // MARK: KB-2 DynamicValue.structure byte counts are not checked before copying (crashes)
 
-    static let s1 = TypeEncoding.structure(name: "S1", fields: [.int8])
-    static let pair = TypeEncoding.structure(name: "Pair", fields: [.double, .double])
+    // Computed, not `static let`: an immortal indirect-enum box reads as a leak to LSan.
+    static var s1: TypeEncoding { .structure(name: "S1", fields: [.int8]) }
+    static var pair: TypeEncoding { .structure(name: "Pair", fields: [.double, .double]) }
 
     func testKB2_dynamicMissPath() throws {
         let o = try RuntimeClass(name: "KB2.Miss").createInstance()
-        XCTAssertThrowsError(try o.send("missing:", DynamicValue.structure(Self.s1, Self.oversized)))
+        assertInvalidArgument("argument 1 is a 1-byte struct '{S1=c}', got 4096 bytes", className: "KB2.Miss", selector: "missing:") {
+            try o.send("missing:", DynamicValue.structure(Self.s1, Self.oversized))
+        }
+        assertInvalidArgument("got 4096 bytes", className: "KB2.Miss", selector: "missing:") {
+            try o.send("missing:", DynamicValue.structure(Self.s1, Self.oversized)) as Int
+        }
     }
 
     func testKB2_typedSendWithDynamicValue() throws {
         let c = try RuntimeClass(name: "KB2.Typed")
         try c.addMethod("ptr:", types: "q@:^v") { ret, _ in ret.storeBytes(of: 7, as: Int.self) }
         let o = try c.createInstance()
-        XCTAssertThrowsError(try o.send("ptr:", DynamicValue.structure(Self.s1, Self.oversized)) as Int)
+        // The value's own type travels: a struct where a pointer is expected is a mismatch…
+        XCTAssertThrowsError(try o.send("ptr:", DynamicValue.structure(Self.s1, Self.oversized)) as Int) {
+            guard case .signatureMismatch = $0 as? RuntimeError else { return XCTFail("\($0)") }
+        }
+        // …and bytes that do not fill a matching slot are refused before anything is copied.
+        assertInvalidArgument("argument 1 is a 8-byte '^v', got 4096 bytes", className: "KB2.Typed", selector: "ptr:") {
+            try o.send("ptr:", DynamicValue.structure(.pointer(.void), Self.oversized)) as Int
+        }
+        let p = try RuntimeClass(name: "KB2.TypedPair")
+        try p.addMethod("pair:", types: "q@:{Pair=dd}") { ret, _ in ret.storeBytes(of: 1, as: Int.self) }
+        assertInvalidArgument("argument 1 is a 16-byte struct '{Pair=dd}', got 4096 bytes", className: "KB2.TypedPair", selector: "pair:") {
+            try p.createInstance().send("pair:", DynamicValue.structure(Self.pair, Self.oversized)) as Int
+        }
+        XCTAssertEqual(try p.createInstance().send("pair:", DynamicValue.structure(Self.pair, [UInt8](repeating: 0, count: 16))) as Int, 1)
+        XCTAssertEqual(try o.send("ptr:", DynamicValue.pointer(nil)) as Int, 7)
     }
 
     func testKB2_invocationSetArgument() throws {
         let sig = try Signature("v@:{Pair=dd}")
         let inv = Invocation(signature: sig, target: ObjectRef.nil, selector: "pair:")
-        XCTAssertThrowsError(try inv.setArgument(DynamicValue.structure(Self.pair, Self.oversized), at: 0))
+        assertInvalidArgument("argument 1 is a 16-byte struct '{Pair=dd}', got 4096 bytes", selector: "pair:") {
+            try inv.setArgument(DynamicValue.structure(Self.pair, Self.oversized), at: 0)
+        }
+        XCTAssertNoThrow(try inv.setArgument(DynamicValue.structure(Self.pair, [UInt8](repeating: 1, count: 16)), at: 0))
     }
 
     func testKB2_hookSetArgument() throws {
         let c = try RuntimeClass(name: "KB2.HookArg")
         try c.addMethod("pair:", types: "v@:{Pair=dd}") { _, _ in }
         let t = try c.hook("pair:", .before) { ctx in
-            XCTAssertThrowsError(try ctx.setArgument(DynamicValue.structure(Self.pair, Self.oversized), at: 0))
+            self.assertInvalidArgument("argument 1 is a 16-byte struct '{Pair=dd}', got 4096 bytes",
+                                       className: "KB2.HookArg", selector: "pair:") {
+                try ctx.setArgument(DynamicValue.structure(Self.pair, Self.oversized), at: 0)
+            }
         }
         defer { t.remove() }
         let o = try c.createInstance()
@@ -97,10 +136,17 @@ final class KnownBugTests: XCTestCase {
         let c = try RuntimeClass(name: "KB2.HookRet")
         try c.addMethod("pair", types: "{Pair=dd}@:") { ret, _ in ret.initializeMemory(as: UInt8.self, repeating: 0, count: 16) }
         let t = try c.hook("pair", .after) { ctx in
-            XCTAssertThrowsError(try ctx.setReturnValue(DynamicValue.structure(Self.pair, Self.oversized)))
+            self.assertInvalidArgument("the return value is a 16-byte struct '{Pair=dd}', got 4096 bytes",
+                                       className: "KB2.HookRet", selector: "pair") {
+                try ctx.setReturnValue(DynamicValue.structure(Self.pair, Self.oversized))
+            }
+            try ctx.setReturnValue(DynamicValue.structure(Self.pair, [UInt8](repeating: 0, count: 8) + withUnsafeBytes(of: 2.5) { Array($0) }))
         }
         defer { t.remove() }
-        _ = try c.createInstance().send("pair")
+        let r = try c.createInstance().send("pair")
+        guard case let .structure(_, bytes) = r else { return XCTFail("\(r)") }
+        XCTAssertEqual(bytes.count, 16)
+        XCTAssertEqual(bytes[8...].withUnsafeBytes { $0.loadUnaligned(as: Double.self) }, 2.5)
     }
 
     // MARK: KB-3 a sender inside a rule's hook while the rule is discarded (crash)
@@ -130,6 +176,7 @@ final class KnownBugTests: XCTestCase {
     // MARK: KB-4 a message deferred while its rule is discarded is never performed
 
     func testKB4_deferredDuringDiscardIsFlushed() throws {
+        try openBug()
         let c = try RuntimeClass(name: "KB4.Target")
         let performed = LockedList()
         try c.addMethod("ping:") { (_: ObjectRef, id: Int) -> Int in performed.append(id); return id + 1 }
@@ -158,25 +205,66 @@ final class KnownBugTests: XCTestCase {
     func testKB5_nilSelectorArgument() throws {
         let c = try RuntimeClass(name: "KB5.Sel")
         try c.addMethod("sel:") { (_: ObjectRef, s: Selector) -> Int in s.name.count }
-        XCTAssertThrowsError(try c.createInstance().send("sel:", DynamicValue.selector(nil)))
+        let o = try c.createInstance()
+        assertInvalidArgument("argument 1 is NULL but the method takes a non-optional Selector", className: "KB5.Sel", selector: "sel:") {
+            try o.send("sel:", DynamicValue.selector(nil))
+        }
+        // From C: a NULL selector in the argument buffer.
+        var nilSel: sf_sel? = nil
+        var ret: Int64 = -1
+        let status = withUnsafeMutablePointer(to: &nilSel) { p -> sf_status in
+            var args: [UnsafeMutableRawPointer?] = [UnsafeMutableRawPointer(p)]
+            return sf_msg_send(o.raw, Selector("sel:").raw, &ret, &args)
+        }
+        XCTAssertEqual(status, SF_ERR_INVALID_ARGUMENT)
+        XCTAssertEqual(ret, 0)
+        XCTAssertTrue(String(cString: sf_last_error_message()).contains("non-optional Selector"))
+        XCTAssertEqual(try o.send("sel:", Selector("abc")) as Int, 3)
     }
 
     func testKB5_nilObjectArgument() throws {
         let c = try RuntimeClass(name: "KB5.Obj")
         try c.addMethod("keep:") { (_: ObjectRef, o: Object) -> Int in o.retainCount }
-        XCTAssertThrowsError(try c.createInstance().send("keep:", ObjectRef.nil))
+        let o = try c.createInstance()
+        assertInvalidArgument("argument 1 is NULL but the method takes a non-optional Object", className: "KB5.Obj", selector: "keep:") {
+            try o.send("keep:", ObjectRef.nil)
+        }
+        assertInvalidArgument("non-optional Object", selector: "keep:") { try o.send("keep:", ObjectRef.nil) as Int }
+        XCTAssertGreaterThan(try o.send("keep:", o) as Int, 1)
     }
 
     func testKB5_forwardInvocationSentDirectly() throws {
         let c = try RuntimeClass(name: "KB5.FI")
-        try c.setForwardInvocation { _ in }
-        XCTAssertThrowsError(try c.createInstance().send("forwardInvocation:", DynamicValue.pointer(nil)))
+        var delivered = 0
+        try c.setForwardInvocation { _ in delivered += 1 }
+        let o = try c.createInstance()
+        assertInvalidArgument("argument 1 is NULL", className: "KB5.FI", selector: "forwardInvocation:") {
+            try o.send("forwardInvocation:", DynamicValue.pointer(nil))
+        }
+        // A pointer that is not the record being forwarded is refused, never dereferenced.
+        var junk = [UInt8](repeating: 0xAB, count: 64)
+        try junk.withUnsafeMutableBytes { buf in
+            for send in [{ try o.send("forwardInvocation:", DynamicValue.pointer(UnsafeRawPointer(buf.baseAddress!))) },
+                         { try o.send("forwardInvocation:", UnsafeRawPointer(buf.baseAddress!)) }] {
+                XCTAssertThrowsError(try send()) {
+                    guard case let .reservedSelector(cls, sel, _) = $0 as? RuntimeError else { return XCTFail("\($0)") }
+                    XCTAssertEqual(cls, "KB5.FI")
+                    XCTAssertEqual(sel, "forwardInvocation:")
+                }
+            }
+        }
+        XCTAssertEqual(delivered, 0)
+        try o.send("anything", as: Void.self)  // the runtime's own delivery still works
+        XCTAssertEqual(delivered, 1)
     }
 
     func testKB5_methodSignatureSentDirectlyWithNil() throws {
         let c = try RuntimeClass(name: "KB5.MS")
         try c.setMethodSignature { _, sel in _ = sel.name; return nil }
-        XCTAssertThrowsError(try c.createInstance().send("methodSignatureForSelector:", DynamicValue.selector(nil)))
+        assertInvalidArgument("argument 1 is NULL but the method takes a non-optional Selector",
+                              className: "KB5.MS", selector: "methodSignatureForSelector:") {
+            try c.createInstance().send("methodSignatureForSelector:", DynamicValue.selector(nil))
+        }
     }
 
     // MARK: KB-6 the empty cache's bucket overlaps another global: first lookups can spin forever
@@ -205,6 +293,15 @@ final class KnownBugTests: XCTestCase {
     func testKB6_firstLookupReadsPastTheEmptyCache() throws {
         let fresh = try RuntimeClass(name: "KB6.Asan")
         XCTAssertNil(sf_class_getMethodImplementation(fresh.raw, Selector("x").raw))
+    }
+
+    // MARK: KB-8 sf_msg_send(NULL, …) returned one error and recorded another
+
+    func testKB8_nilReceiverStatusAndLastErrorAgree() throws {
+        var ret: Int64 = -1
+        XCTAssertEqual(sf_msg_send(nil, Selector("anything").raw, &ret, nil), SF_ERR_NIL_RECEIVER)
+        XCTAssertEqual(sf_last_error(), SF_ERR_NIL_RECEIVER)
+        XCTAssertEqual(ret, -1, "nothing is written on failure")
     }
 
     // MARK: KB-7 dynamic sends through forwardInvocation: with a declared signature
