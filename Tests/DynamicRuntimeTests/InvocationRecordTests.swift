@@ -341,8 +341,9 @@ final class InvocationRecordTests: XCTestCase {
             try inv.setArgument(objects[2].ref, at: 1)
             try inv.setArgument(CString(name), at: 2)
             inv.retainArguments()
-            // The caller's string and objects go away.
-            strcpy(name, "XXXXXXXX")
+            // The caller's string and objects go away (overwritten in place first: "hello" has
+            // 5 bytes before its NUL).
+            memset(name, 0x58, 5)
             free(name)
             holder.set(inv)
         }
