@@ -187,9 +187,15 @@ func fwdFingerprint(_ v: DynamicValue) -> String {
 }
 
 /// A C string that lives for the whole test process (tests compare contents, not pointers).
+/// Each copy is kept in `fwdStaticCStrings`, so that it stays reachable: LeakSanitizer reports
+/// a copy that nothing points to any more.
 func fwdStaticCString(_ s: String) -> CString {
-    CString(UnsafePointer(strdup(s)!))
+    let copy = UnsafePointer(strdup(s)!)
+    fwdStaticCStrings.withLock { $0.append(copy) }
+    return CString(copy)
 }
+
+private let fwdStaticCStrings = FwdLocked<[UnsafePointer<CChar>]>([])
 
 /// A C function pointer as a comparable IMP (C function types are not Equatable in Swift).
 func fwdIMP(_ p: sf_imp?) -> IMP? { p.map { IMP($0) } }
