@@ -281,7 +281,9 @@ final class EngineControlTests: XCTestCase {
         let obj = try fx.instance()
         let rule = try obj.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
         let seen = Guarded<[Int]>([])
-        rule.alwaysInvoke = { r, call in
+        // Weakly: the rule keeps its alwaysInvoke closure (a strong capture would be a cycle,
+        // reported by LeakSanitizer).
+        rule.alwaysInvoke = { [weak rule] r, call in
             XCTAssertTrue(r === rule)
             XCTAssertEqual(call.selector, "tick:")
             let arg = (try? call.argument(at: 0, as: Int.self)) ?? -1
@@ -376,9 +378,10 @@ final class EngineControlTests: XCTestCase {
         let cls = try RuntimeClass(name: uniqueClassName("SelfDiscard"))
         let engine = fx.engine
         let calls = Guarded(0)
-        try cls.addMethod("once:") { (_: ObjectRef, n: Int) -> Int in
+        // The class outlives the test, and so would a strongly captured engine.
+        try cls.addMethod("once:") { [weak engine] (_: ObjectRef, n: Int) -> Int in
             calls.mutate { $0 += 1 }
-            engine.discardAll()
+            engine?.discardAll()
             return n
         }
         let obj = try cls.createInstance()
@@ -397,9 +400,10 @@ final class EngineControlTests: XCTestCase {
         let cls = try RuntimeClass(name: uniqueClassName("SelfDiscardLater"))
         let engine = fx.engine
         let calls = Guarded<[Int]>([])
-        try cls.addMethod("once:") { (_: ObjectRef, n: Int) -> Int in
+        // The class outlives the test, and so would a strongly captured engine.
+        try cls.addMethod("once:") { [weak engine] (_: ObjectRef, n: Int) -> Int in
             calls.mutate { $0.append(n) }
-            engine.discardAll()
+            engine?.discardAll()
             return n
         }
         let obj = try cls.createInstance()

@@ -41,7 +41,7 @@ final class EngineRealTimeTests: XCTestCase {
         let log = CallLog(clock: clock)
         let cls = try makeClass(log)
         let engine = Engine(executor: DispatchQueueExecutor(queue: queue))
-        addTeardownBlock { engine.discardAll() }
+        addTeardownBlock(releasing: engine) { $0.discardAll() }
         let obj = try cls.createInstance()
         let rule = try obj.limit("tick:", oncePer: window, mode: mode, in: engine)
         let rejected = Guarded<[Int]>([])
@@ -129,7 +129,7 @@ final class EngineRealTimeTests: XCTestCase {
         let log = CallLog(clock: MonotonicClock())
         let cls = try makeClass(log)
         let engine = Engine()
-        addTeardownBlock { engine.discardAll() }
+        addTeardownBlock(releasing: engine) { $0.discardAll() }
         let obj = try cls.createInstance()
         try obj.limit("tick:", oncePer: .milliseconds(20), mode: .debounce, in: engine)
         let done = expectation(description: "performed")
@@ -154,7 +154,7 @@ final class EngineRealTimeTests: XCTestCase {
         engineQueue.setSpecific(key: key, value: "engine")
         ruleQueue.setSpecific(key: key, value: "rule")
         let engine = Engine(executor: DispatchQueueExecutor(queue: engineQueue))
-        addTeardownBlock { engine.discardAll() }
+        addTeardownBlock(releasing: engine) { $0.discardAll() }
         let obj = try cls.createInstance()
         let rule = Rule(target: obj, selector: "tick:", duration: .milliseconds(50), mode: .last,
                         executor: DispatchQueueExecutor(queue: ruleQueue))

@@ -178,8 +178,27 @@ extension XCTestCase {
     /// A fixture whose rules are discarded when the test ends.
     func makeFixture(_ base: String = #function, superclass: RuntimeClass? = nil) throws -> EngineFixture {
         let fx = try EngineFixture(base, superclass: superclass)
-        addTeardownBlock { fx.tearDown() }
+        addTeardownBlock(releasing: fx) { $0.tearDown() }
         return fx
+    }
+
+    /// `addTeardownBlock` that lets go of `value` once the block has run.
+    ///
+    /// swift-corelibs-xctest keeps every test case, and the teardown blocks it was given, until
+    /// the process exits; a block that captures an engine keeps it (and everything it holds)
+    /// alive for the whole run. LeakSanitizer then reports the Swift weak-reference side table
+    /// of such an object: the object points to it only through its refcount field, in a form
+    /// LSan does not recognise. Releasing after teardown avoids that without a suppression (a
+    /// suppressed side table would also hide its object if that really leaked).
+    func addTeardownBlock<T: AnyObject>(releasing value: T, _ body: @escaping (T) -> Void) {
+        let box = Guarded<T?>(value)
+        addTeardownBlock {
+            let taken = box.mutate { held -> T? in
+                defer { held = nil }
+                return held
+            }
+            if let taken { body(taken) }
+        }
     }
 }
 
