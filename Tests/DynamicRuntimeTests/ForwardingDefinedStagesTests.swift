@@ -49,7 +49,7 @@ final class ForwardingDefinedStagesTests: XCTestCase {
         XCTAssertEqual(cResolverCalls, 1)
         XCTAssertEqual(try o.send("add:to:", 40, 2) as Int, 42)
         XCTAssertEqual(t.retainCount, 1, "the +1 from the C forwarding target is balanced")
-        XCTAssertEqual(fwdError { try o.send("nothing") as Int },
+        XCTAssertEqual(thrownError { try o.send("nothing") as Int },
                        .doesNotRecognizeSelector(className: cls.name, selector: "nothing", isClassMethod: false))
         XCTAssertEqual(cUnrecognized, ["nothing"])
 
@@ -100,7 +100,7 @@ final class ForwardingDefinedStagesTests: XCTestCase {
     func testResolverOfAnObjectWithAPerObjectHookSeesItsVisibleClass() throws {
         let cls = try makeClass("FwdResolveHidden")
         try cls.addMethod("plain") { (_: ObjectRef) -> Int in 1 }
-        let seen = FwdLocked<[String]>([])
+        let seen = Locked<[String]>([])
         try cls.setResolveInstanceMethod { c, sel in
             seen.withLock { $0.append(c.name) }
             try c.addMethod(sel) { (_: ObjectRef) -> Int in 5 }
@@ -109,7 +109,6 @@ final class ForwardingDefinedStagesTests: XCTestCase {
         let hooked = try cls.createInstance()
         let other = try cls.createInstance()
         let token = try hooked.hook("plain", .before) { _ in }
-        fwdWarmIsa(hooked)
         XCTAssertEqual(try hooked.send("resolved") as Int, 5)
         XCTAssertEqual(seen.current, [cls.name], "the resolver is asked about the object's class, not its private subclass")
         XCTAssertEqual(try other.send("resolved") as Int, 5, "so the method it adds serves every instance")

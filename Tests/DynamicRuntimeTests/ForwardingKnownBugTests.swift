@@ -33,7 +33,6 @@ final class ForwardingKnownBugTests: XCTestCase {
     /// method returning an object dropped the method's +1 reference: the object leaked.
     func testVoidSendForwardedToAnObjectReturningMethodDoesNotLeak() throws {
         let target = try RuntimeClass(name: uniqueClassName("FwdBugLeakTarget"))
-        fwdWarm(target)
         try target.addMethod("make") { (me: ObjectRef) -> Object? in try me.runtimeClass!.createInstance() }
         let t = try target.createInstance()
         let fast = try makeClass("FwdBugLeakFwd")
@@ -52,13 +51,13 @@ final class ForwardingKnownBugTests: XCTestCase {
     /// bytes of storage it starts with (it was refused with signatureMismatch).
     func testDynamicSendForwardedToALargeStructReturnGetsTheValue() throws {
         let target = try makeClass("FwdBugBigStruct")
-        try target.addMethod("frame") { (_: ObjectRef) in FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4)) }
+        try target.addMethod("frame") { (_: ObjectRef) in FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4)) }
         let t = try target.createInstance()
         let fast = try makeClass("FwdBugBigStructFwd")
         try fast.setForwardingTarget { _, _ in t.ref }
         let f = try fast.createInstance()
         XCTAssertEqual(try f.send("frame").structValue(as: FwdRect.self),
-                       FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4)))
+                       FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4)))
     }
 
     /// Regression (fixed, MessageReceiver.lookupStart is a requirement): asSuper(of:) sends
@@ -67,7 +66,7 @@ final class ForwardingKnownBugTests: XCTestCase {
         let base = try makeClass("FwdBugSuperBase")
         try base.addMethod("value:") { (_: ObjectRef, x: Int) in x + 1 }
         let sub = try makeClass("FwdBugSuperSub", superclass: base)
-        let depth = FwdLocked(0)
+        let depth = Locked(0)
         try sub.addMethod("value:") { (me: ObjectRef, x: Int) -> Int in
             let d = depth.withLock { (v: inout Int) -> Int in
                 v += 1

@@ -14,7 +14,7 @@ final class ForwardingPipelineTests: XCTestCase {
 
     /// A class whose instances answer `add:to:`, `scale:` (double), `payload` (object) and
     /// `frame` (a 32-byte struct), recording the receiver they ran on.
-    func makeTarget(_ base: String = "FwdTarget", receivers: FwdLocked<[sf_id?]>? = nil) throws -> RuntimeClass {
+    func makeTarget(_ base: String = "FwdTarget", receivers: Locked<[sf_id?]>? = nil) throws -> RuntimeClass {
         let cls = try makeClass(base, ivars: [("payload", .object)])
         try cls.addMethod("add:to:") { (me: ObjectRef, a: Int, b: Int) -> Int in
             receivers?.withLock { $0.append(me.raw) }
@@ -23,7 +23,7 @@ final class ForwardingPipelineTests: XCTestCase {
         try cls.addMethod("mul:by:") { (_: ObjectRef, a: Int, b: Int) in a * b }
         try cls.addMethod("scale:") { (_: ObjectRef, x: Double) in x * 2.5 }
         try cls.addMethod("payload") { (me: ObjectRef) -> Object? in try me.value(ofIvar: "payload", as: Object?.self) }
-        try cls.addMethod("frame:") { (_: ObjectRef, p: FwdPoint) in
+        try cls.addMethod("frame:") { (_: ObjectRef, p: Point) in
             FwdRect(origin: p, size: FwdSize(width: 10, height: 20))
         }
         try cls.addMethod("ratio") { (_: ObjectRef) -> Float in 0.75 }
@@ -34,7 +34,7 @@ final class ForwardingPipelineTests: XCTestCase {
 
     func testResolveInstanceMethodAddsMethodAndTheRetrySucceedsOnce() throws {
         let cls = try makeClass("FwdResolve")
-        let calls = FwdLocked<[String]>([])
+        let calls = Locked<[String]>([])
         try cls.setResolveInstanceMethod { c, sel in
             calls.withLock { $0.append(sel.name) }
             XCTAssertEqual(c, cls, "the resolver receives the receiver's class")
@@ -57,7 +57,7 @@ final class ForwardingPipelineTests: XCTestCase {
     func testResolveInstanceMethodFirstSendThroughDynamicAndCPaths() throws {
         // The first, resolving send comes from a dynamic send, and from sf_msg_send.
         let cls = try makeClass("FwdResolveDyn")
-        let calls = FwdLocked(0)
+        let calls = Locked(0)
         try cls.setResolveInstanceMethod { c, sel in
             calls.withLock { $0 += 1 }
             try c.addMethod(sel) { (_: ObjectRef, x: Int) in x + 100 }
@@ -81,7 +81,7 @@ final class ForwardingPipelineTests: XCTestCase {
     func testResolverOnSuperclassAddsToTheReceiversClass() throws {
         let base = try makeClass("FwdResolveBase")
         let sub = try makeClass("FwdResolveSub", superclass: base)
-        let seen = FwdLocked<[String]>([])
+        let seen = Locked<[String]>([])
         try base.setResolveInstanceMethod { c, sel in
             seen.withLock { $0.append(c.name) }
             try c.addMethod(sel) { (_: ObjectRef) -> Int in 7 }
@@ -96,13 +96,13 @@ final class ForwardingPipelineTests: XCTestCase {
 
     func testResolverReturningTrueWithoutAddingGoesOnToLaterStages() throws {
         let cls = try makeClass("FwdResolveLies")
-        let calls = FwdLocked(0)
+        let calls = Locked(0)
         try cls.setResolveInstanceMethod { _, _ in
             calls.withLock { $0 += 1 }
             return true
         }
         let o = try cls.createInstance()
-        let e = fwdError { try o.send("ghost") as Int }
+        let e = thrownError { try o.send("ghost") as Int }
         XCTAssertEqual(e, .doesNotRecognizeSelector(className: cls.name, selector: "ghost", isClassMethod: false))
         XCTAssertEqual(calls.current, 1)
     }
@@ -111,7 +111,7 @@ final class ForwardingPipelineTests: XCTestCase {
         let cls = try makeClass("FwdResolveThrows")
         try cls.setResolveInstanceMethod { _, _ in throw FwdTestError(message: "resolver says no") }
         let o = try cls.createInstance()
-        let e = fwdError { try o.send("anything") as Int }
+        let e = thrownError { try o.send("anything") as Int }
         guard case let .implementationFailed(_, _, reason)? = e else { return XCTFail("\(String(describing: e))") }
         XCTAssertTrue(reason.contains("resolver says no"), reason)
         // The thread is clean afterwards.
@@ -121,8 +121,8 @@ final class ForwardingPipelineTests: XCTestCase {
 
     func testResolveClassMethod() throws {
         let cls = try makeClass("FwdResolveClass")
-        let classCalls = FwdLocked<[String]>([])
-        let instanceCalls = FwdLocked(0)
+        let classCalls = Locked<[String]>([])
+        let instanceCalls = Locked(0)
         try cls.setResolveClassMethod { c, sel in
             classCalls.withLock { $0.append(sel.name) }
             XCTAssertEqual(c, cls)
@@ -141,23 +141,23 @@ final class ForwardingPipelineTests: XCTestCase {
         XCTAssertNotNil(cls.metaclass.ownMethod(for: "answer"))
         // Instances do not get the class method.
         let o = try cls.createInstance()
-        let e = fwdError { try o.send("answer") as Int }
+        let e = thrownError { try o.send("answer") as Int }
         XCTAssertEqual(e, .doesNotRecognizeSelector(className: cls.name, selector: "answer", isClassMethod: false))
         XCTAssertEqual(instanceCalls.current, 1)
         // An unresolved class method names the class side.
-        let e2 = fwdError { try cls.send("unknownClassThing") as Int }
+        let e2 = thrownError { try cls.send("unknownClassThing") as Int }
         XCTAssertEqual(e2, .doesNotRecognizeSelector(className: cls.name, selector: "unknownClassThing", isClassMethod: true))
     }
 
     // MARK: - Stage 2: forwardingTargetForSelector:
 
     func testForwardingTargetGetsTheSameArgumentsAndNoInvocationIsBuilt() throws {
-        let receivers = FwdLocked<[sf_id?]>([])
+        let receivers = Locked<[sf_id?]>([])
         let target = try makeTarget(receivers: receivers)
         let t = try target.createInstance()
         let fwd = try makeClass("FwdFast", ivars: [("other", .object)])
-        let asked = FwdLocked<[String]>([])
-        let laterStages = FwdLocked(0)
+        let asked = Locked<[String]>([])
+        let laterStages = Locked(0)
         try fwd.setForwardingTarget { recv, sel in
             asked.withLock { $0.append(sel.name) }
             return try recv.value(ofIvar: "other", as: ObjectRef.self)
@@ -174,8 +174,8 @@ final class ForwardingPipelineTests: XCTestCase {
         XCTAssertEqual(try f.send("add:to:", 1, 2).intValue, 3)
         XCTAssertEqual(receivers.current, [t.raw, t.raw], "the target runs as the receiver")
         XCTAssertEqual(try f.send("scale:", 4.0) as Double, 10.0)
-        XCTAssertEqual(try f.send("frame:", FwdPoint(x: 1, y: 2)) as FwdRect,
-                       FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 10, height: 20)))
+        XCTAssertEqual(try f.send("frame:", Point(x: 1, y: 2)) as FwdRect,
+                       FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 10, height: 20)))
         XCTAssertEqual(try f.send("ratio") as Float, 0.75)
         XCTAssertEqual(asked.current, ["add:to:", "add:to:", "scale:", "frame:", "ratio"])
         XCTAssertEqual(laterStages.current, 0, "fast forwarding builds no invocation and asks no signature")
@@ -217,7 +217,7 @@ final class ForwardingPipelineTests: XCTestCase {
         XCTAssertEqual(try f.send("mul:by:", 6, 7) as Int, 42)
         XCTAssertEqual(try f.send("scale:", 2.0) as Double, 5.0)
         // The last object in the chain does not know it either.
-        let e = fwdError { try f.send("unknownAnywhere") as Int }
+        let e = thrownError { try f.send("unknownAnywhere") as Int }
         XCTAssertEqual(e, .doesNotRecognizeSelector(className: target.name, selector: "unknownAnywhere", isClassMethod: false))
         XCTAssertEqual(t.retainCount, 1)
         XCTAssertEqual(m.retainCount, 1)
@@ -227,8 +227,8 @@ final class ForwardingPipelineTests: XCTestCase {
         let target = try makeTarget()
         let t = try target.createInstance()
         let cls = try makeClass("FwdSelfOrNil")
-        let mode = FwdLocked(0)
-        let invocations = FwdLocked<[String]>([])
+        let mode = Locked(0)
+        let invocations = Locked<[String]>([])
         try cls.setForwardingTarget { recv, _ in mode.current == 0 ? recv : nil }
         try cls.setForwardInvocation { inv in
             invocations.withLock { $0.append(inv.selector.name) }
@@ -244,7 +244,7 @@ final class ForwardingPipelineTests: XCTestCase {
         let bare = try makeClass("FwdNilOnly")
         try bare.setForwardingTarget { _, _ in nil }
         let b = try bare.createInstance()
-        XCTAssertEqual(fwdError { try b.send("add:to:", 1, 2) as Int },
+        XCTAssertEqual(thrownError { try b.send("add:to:", 1, 2) as Int },
                        .doesNotRecognizeSelector(className: bare.name, selector: "add:to:", isClassMethod: false))
     }
 
@@ -252,8 +252,8 @@ final class ForwardingPipelineTests: XCTestCase {
 
     func testForwardInvocationInspectsTheMessage() throws {
         let cls = try makeClass("FwdInspect")
-        let seen = FwdLocked<[String]>([])
-        let receiver = FwdLocked<sf_id?>(nil)
+        let seen = Locked<[String]>([])
+        let receiver = Locked<sf_id?>(nil)
         try cls.setForwardInvocation { inv in
             receiver.set(inv.target.raw)
             let a: Int = try inv.argument(at: 0)
@@ -304,7 +304,7 @@ final class ForwardingPipelineTests: XCTestCase {
         XCTAssertEqual(try o.send("swallowed", 5) as Int, 0)
         XCTAssertEqual(try o.send("swallowedD") as Double, 0)
         XCTAssertNil(try o.send("swallowedO") as Object?)
-        XCTAssertEqual(try o.send("swallowedR") as FwdRect, FwdRect(origin: FwdPoint(x: 0, y: 0), size: FwdSize(width: 0, height: 0)))
+        XCTAssertEqual(try o.send("swallowedR") as FwdRect, FwdRect(origin: Point(x: 0, y: 0), size: FwdSize(width: 0, height: 0)))
         XCTAssertEqual(try o.send("setByHook") as Int, 99)
         try o.send("voidMessage", 1, as: Void.self)
     }
@@ -317,8 +317,8 @@ final class ForwardingPipelineTests: XCTestCase {
         let o = try cls.createInstance()
         XCTAssertEqual(try o.send("scale:", 3.0) as Double, 7.5)
         XCTAssertEqual(try o.send("ratio") as Float, 0.75)
-        XCTAssertEqual(try o.send("frame:", FwdPoint(x: -1, y: 0.5)) as FwdRect,
-                       FwdRect(origin: FwdPoint(x: -1, y: 0.5), size: FwdSize(width: 10, height: 20)))
+        XCTAssertEqual(try o.send("frame:", Point(x: -1, y: 0.5)) as FwdRect,
+                       FwdRect(origin: Point(x: -1, y: 0.5), size: FwdSize(width: 10, height: 20)))
         XCTAssertEqual(try o.send("add:to:", Int.max - 1, 1) as Int, Int.max)
     }
 
@@ -332,7 +332,7 @@ final class ForwardingPipelineTests: XCTestCase {
         XCTAssertEqual(payload.retainCount, 2)
 
         let cls = try makeClass("FwdObjReturn")
-        let mode = FwdLocked(0)
+        let mode = Locked(0)
         try cls.setForwardInvocation { inv in
             switch mode.current {
             case 0:
@@ -368,7 +368,7 @@ final class ForwardingPipelineTests: XCTestCase {
 
     func testMethodSignatureForSelectorIsUsedAndCheckedAgainstTheCaller() throws {
         let cls = try makeClass("FwdSig")
-        let asked = FwdLocked<[String]>([])
+        let asked = Locked<[String]>([])
         try cls.setMethodSignature { _, sel in
             asked.withLock { $0.append(sel.name) }
             switch sel.name {
@@ -386,7 +386,7 @@ final class ForwardingPipelineTests: XCTestCase {
         let o = try cls.createInstance()
         XCTAssertEqual(try o.send("sum:and:", 4, 5) as Int, 9)
         // The class declares d@:d but the caller sends an Int: a mismatch, not garbage.
-        XCTAssertTrue(fwdError { try o.send("lie:", 3) as Int }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try o.send("lie:", 3) as Int }?.isSignatureMismatch ?? false)
         XCTAssertEqual(asked.current, ["sum:and:", "lie:"])
     }
 
@@ -394,7 +394,7 @@ final class ForwardingPipelineTests: XCTestCase {
         let cls = try makeClass("FwdInvThrows")
         try cls.setForwardInvocation { inv in throw FwdTestError(message: "no thanks \(inv.selector.name)") }
         let o = try cls.createInstance()
-        let e = fwdError { try o.send("please", 1) as Int }
+        let e = thrownError { try o.send("please", 1) as Int }
         guard case let .implementationFailed(_, _, reason)? = e else { return XCTFail("\(String(describing: e))") }
         XCTAssertTrue(reason.contains("no thanks please"), reason)
         XCTAssertEqual(Runtime.liveObjectCount, objectBaseline + 1)
@@ -405,15 +405,15 @@ final class ForwardingPipelineTests: XCTestCase {
     func testDoesNotRecognizeSelectorDefaultIsAThrownError() throws {
         let cls = try makeClass("FwdDNR")
         let o = try cls.createInstance()
-        XCTAssertEqual(fwdError { try o.send("nope:", 1) as Int },
+        XCTAssertEqual(thrownError { try o.send("nope:", 1) as Int },
                        .doesNotRecognizeSelector(className: cls.name, selector: "nope:", isClassMethod: false))
-        XCTAssertEqual(fwdError { try o.send("nope:", 1) },
+        XCTAssertEqual(thrownError { try o.send("nope:", 1) },
                        .doesNotRecognizeSelector(className: cls.name, selector: "nope:", isClassMethod: false))
-        XCTAssertEqual(fwdError { try o.send("nope", as: Void.self) },
+        XCTAssertEqual(thrownError { try o.send("nope", as: Void.self) },
                        .doesNotRecognizeSelector(className: cls.name, selector: "nope", isClassMethod: false))
-        XCTAssertEqual(fwdError { try cls.send("classNope") as Int },
+        XCTAssertEqual(thrownError { try cls.send("classNope") as Int },
                        .doesNotRecognizeSelector(className: cls.name, selector: "classNope", isClassMethod: true))
-        let e = fwdError { try o.send("nope:", 1) as Int }
+        let e = thrownError { try o.send("nope:", 1) as Int }
         XCTAssertTrue(e.map { "\($0)" }?.contains(cls.name) ?? false)
         XCTAssertTrue(e.map { "\($0)" }?.contains("nope:") ?? false)
         // A message to nil is not an error and answers zero, as in Objective-C.
@@ -422,14 +422,14 @@ final class ForwardingPipelineTests: XCTestCase {
 
     func testDefinedDoesNotRecognizeSelectorRunsAndTheErrorIsStillThrown() throws {
         let cls = try makeClass("FwdDNRDefined")
-        let calls = FwdLocked<[String]>([])
-        let receivers = FwdLocked<[sf_id?]>([])
+        let calls = Locked<[String]>([])
+        let receivers = Locked<[sf_id?]>([])
         try cls.setDoesNotRecognizeSelector { recv, sel in
             calls.withLock { $0.append(sel.name) }
             receivers.withLock { $0.append(recv.raw) }
         }
         let o = try cls.createInstance()
-        XCTAssertEqual(fwdError { try o.send("missing:", 2.0) as Double },
+        XCTAssertEqual(thrownError { try o.send("missing:", 2.0) as Double },
                        .doesNotRecognizeSelector(className: cls.name, selector: "missing:", isClassMethod: false))
         XCTAssertEqual(calls.current, ["missing:"])
         XCTAssertEqual(receivers.current, [o.raw])
@@ -542,17 +542,17 @@ final class ForwardingPipelineTests: XCTestCase {
 
     func testDynamicSendsThroughForwardingAreTypedByTheMethodThatRuns() throws {
         let target = try makeTarget()
-        try target.addMethod("origin:") { (_: ObjectRef, p: FwdPoint) in FwdPoint(x: p.y, y: p.x) }
+        try target.addMethod("origin:") { (_: ObjectRef, p: Point) in Point(x: p.y, y: p.x) }
         let t = try target.createInstance()
         let fast = try makeClass("FwdDynFast")
         try fast.setForwardingTarget { _, _ in t.ref }
         let f = try fast.createInstance()
         let proxy = try Proxy.create(try makeProxyClass("FwdDynProxy"), wrapping: t)
-        let point = FwdPoint(x: 1, y: 2)
+        let point = Point(x: 1, y: 2)
         for receiver in [f, proxy] {
             XCTAssertEqual(try receiver.send("add:to:", 2, 3).intValue, 5)
             XCTAssertEqual(try receiver.send("scale:", 2.0).doubleValue, 5.0)
-            XCTAssertEqual(try receiver.send("origin:", point).structValue(as: FwdPoint.self), FwdPoint(x: 2, y: 1))
+            XCTAssertEqual(try receiver.send("origin:", point).structValue(as: Point.self), Point(x: 2, y: 1))
             // A 32-byte struct is more than the storage a dynamic send starts with: it gets a
             // buffer of its own, and the value.
             XCTAssertEqual(try receiver.send("frame:", point).structValue(as: FwdRect.self),
@@ -569,13 +569,13 @@ final class ForwardingPipelineTests: XCTestCase {
         let cls = try makeClass("FwdLoopInvoke")
         try cls.setForwardInvocation { inv in try inv.invoke() }
         let o = try cls.createInstance()
-        XCTAssertTrue(fwdError { try o.send("spin:", 1) as Int }?.isForwardingFailed ?? false)
+        XCTAssertTrue(thrownError { try o.send("spin:", 1) as Int }?.isForwardingFailed ?? false)
 
         let cls2 = try makeClass("FwdLoopResend")
         try cls2.setForwardInvocation { inv in _ = try inv.target.send(inv.selector, arguments: inv.argumentValues) }
         let o2 = try cls2.createInstance()
-        XCTAssertTrue(fwdError { try o2.send("spin:", 1) as Int }?.isForwardingFailed ?? false)
-        XCTAssertTrue(fwdError { try o2.send("spin:", 1) }?.isForwardingFailed ?? false)
+        XCTAssertTrue(thrownError { try o2.send("spin:", 1) as Int }?.isForwardingFailed ?? false)
+        XCTAssertTrue(thrownError { try o2.send("spin:", 1) }?.isForwardingFailed ?? false)
 
         // From C too.
         try cls.setMethodSignature { _, _ in try Signature("q@:q") }
@@ -595,8 +595,8 @@ final class ForwardingPipelineTests: XCTestCase {
         let y = try b.createInstance()
         try x.setValue(y.ref, forIvar: "peer")
         try y.setValue(x.ref, forIvar: "peer")
-        XCTAssertTrue(fwdError { try x.send("where", as: Int.self) }?.isForwardingFailed ?? false)
-        XCTAssertTrue(fwdError { try y.send("where:", 1.5) }?.isForwardingFailed ?? false)
+        XCTAssertTrue(thrownError { try x.send("where", as: Int.self) }?.isForwardingFailed ?? false)
+        XCTAssertTrue(thrownError { try y.send("where:", 1.5) }?.isForwardingFailed ?? false)
         // Break the cycle so both can go.
         try x.setValue(ObjectRef.nil, forIvar: "peer")
         try y.setValue(ObjectRef.nil, forIvar: "peer")
@@ -615,7 +615,7 @@ final class ForwardingPipelineTests: XCTestCase {
         let g = try good.createInstance()
         // If the nesting depth leaked on errors, this would start failing after a few rounds.
         for _ in 0..<150 {
-            XCTAssertTrue(fwdError { try l.send("spin") as Int }?.isForwardingFailed ?? false)
+            XCTAssertTrue(thrownError { try l.send("spin") as Int }?.isForwardingFailed ?? false)
         }
         XCTAssertEqual(try g.send("add:to:", 1, 1) as Int, 2)
         // Deep but finite forwarding chains still work.

@@ -13,7 +13,7 @@ final class ForwardingProxyTests: XCTestCase {
     }
 
     /// A target with methods of several shapes and a call log.
-    func makeTarget(log: FwdLocked<[String]>) throws -> RuntimeClass {
+    func makeTarget(log: Locked<[String]>) throws -> RuntimeClass {
         let cls = try makeClass("FwdProxyTarget", ivars: [("child", .object), ("total", .int64)])
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in
             log.withLock { $0.append("add \(a) \(b)") }
@@ -28,14 +28,14 @@ final class ForwardingProxyTests: XCTestCase {
         try cls.addMethod("child") { (me: ObjectRef) -> Object? in try me.value(ofIvar: "child", as: Object?.self) }
         try cls.addMethod("makeChild") { (me: ObjectRef) -> Object? in try me.runtimeClass!.createInstance() }
         try cls.addMethod("offset:by:") { (_: ObjectRef, r: FwdRect, d: Double) in
-            FwdRect(origin: FwdPoint(x: r.origin.x + d, y: r.origin.y + d), size: r.size)
+            FwdRect(origin: Point(x: r.origin.x + d, y: r.origin.y + d), size: r.size)
         }
         try cls.addMethod("name") { (me: ObjectRef) -> CString in fwdStaticCString(me.runtimeClass!.name) }
         return cls
     }
 
     func testProxyForwardsEveryMessageToItsTarget() throws {
-        let log = FwdLocked<[String]>([])
+        let log = Locked<[String]>([])
         let target = try makeTarget(log: log)
         let t = try target.createInstance()
         let proxyClass = try makeProxyClass("FwdProxy")
@@ -49,18 +49,18 @@ final class ForwardingProxyTests: XCTestCase {
         XCTAssertEqual(try p.send("total") as Int, 15)
         XCTAssertEqual(try t.send("total") as Int, 15, "side effects land on the target")
         XCTAssertEqual(try p.send("half:", 5.0) as Double, 2.5)
-        let r = FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
+        let r = FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
         XCTAssertEqual(try p.send("offset:by:", r, 0.5) as FwdRect,
-                       FwdRect(origin: FwdPoint(x: 1.5, y: 2.5), size: FwdSize(width: 3, height: 4)))
+                       FwdRect(origin: Point(x: 1.5, y: 2.5), size: FwdSize(width: 3, height: 4)))
         XCTAssertEqual((try p.send("name") as CString).string, target.name)
         XCTAssertEqual(log.current, ["add 2 3", "accumulate 10", "accumulate 5"])
 
         // Unknown to the target too: the sender gets doesNotRecognizeSelector, not a crash.
-        XCTAssertTrue(fwdError { try p.send("fly") as Int }?.isDoesNotRecognize ?? false)
+        XCTAssertTrue(thrownError { try p.send("fly") as Int }?.isDoesNotRecognize ?? false)
     }
 
     func testProxyObjectReturnsAndLifetimes() throws {
-        let log = FwdLocked<[String]>([])
+        let log = Locked<[String]>([])
         let target = try makeTarget(log: log)
         var t: Object? = try target.createInstance()
         let child = try target.createInstance()
@@ -102,10 +102,10 @@ final class ForwardingProxyTests: XCTestCase {
     }
 
     func testProxyInterception() throws {
-        let log = FwdLocked<[String]>([])
+        let log = Locked<[String]>([])
         let target = try makeTarget(log: log)
         let t = try target.createInstance()
-        let seen = FwdLocked<[String]>([])
+        let seen = Locked<[String]>([])
         let proxyClass = try makeProxyClass("FwdProxyIntercept") { inv, proceed in
             seen.withLock { $0.append(inv.selector.name) }
             switch inv.selector.name {
@@ -134,7 +134,7 @@ final class ForwardingProxyTests: XCTestCase {
     }
 
     func testProxyFromC() throws {
-        let log = FwdLocked<[String]>([])
+        let log = Locked<[String]>([])
         let target = try makeTarget(log: log)
         let t = try target.createInstance()
         let proxyClass = try makeProxyClass("FwdProxyC")
@@ -155,7 +155,7 @@ final class ForwardingProxyTests: XCTestCase {
     }
 
     func testProxyOfAProxyAndProxyErrors() throws {
-        let log = FwdLocked<[String]>([])
+        let log = Locked<[String]>([])
         let target = try makeTarget(log: log)
         let t = try target.createInstance()
         let inner = try makeProxyClass("FwdProxyInner")
@@ -165,8 +165,8 @@ final class ForwardingProxyTests: XCTestCase {
         XCTAssertEqual(try p2.send("add:to:", 4, 4) as Int, 8)
 
         let notAProxy = try makeClass("FwdNotAProxy")
-        XCTAssertTrue(fwdError { try Proxy.create(notAProxy, wrapping: t) }?.isInvalidArgument ?? false)
-        XCTAssertEqual(fwdError { try Proxy.makeClass(name: inner.name) }, .duplicateClass(name: inner.name))
+        XCTAssertTrue(thrownError { try Proxy.create(notAProxy, wrapping: t) }?.isInvalidArgument ?? false)
+        XCTAssertEqual(thrownError { try Proxy.makeClass(name: inner.name) }, .duplicateClass(name: inner.name))
 
         // An interceptor that throws: the sender gets the error, the proxy keeps working.
         let failing = try makeProxyClass("FwdProxyFails") { inv, proceed in
@@ -174,14 +174,14 @@ final class ForwardingProxyTests: XCTestCase {
             try proceed()
         }
         let p3 = try Proxy.create(failing, wrapping: t)
-        XCTAssertTrue(fwdError { try p3.send("half:", 2.0) as Double }?.isImplementationFailed ?? false)
+        XCTAssertTrue(thrownError { try p3.send("half:", 2.0) as Double }?.isImplementationFailed ?? false)
         XCTAssertEqual(try p3.send("add:to:", 1, 2) as Int, 3)
     }
 
     func testDynamicSendThroughProxy() throws {
         // A dynamic send does not state a return type; fast forwarding (`call`) accepts that,
         // the proxy path should too.
-        let log = FwdLocked<[String]>([])
+        let log = Locked<[String]>([])
         let target = try makeTarget(log: log)
         let t = try target.createInstance()
         let proxyClass = try makeProxyClass("FwdProxyDyn")

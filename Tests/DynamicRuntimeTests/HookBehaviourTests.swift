@@ -15,14 +15,14 @@ final class HookBehaviourTests: XCTestCase {
     }
 
     /// A class with `add:to:` (counting its calls) and a few other shapes.
-    func makeCalc(_ base: String = "HookCalc", calls: FwdLocked<Int> = FwdLocked(0)) throws -> RuntimeClass {
+    func makeCalc(_ base: String = "HookCalc", calls: Locked<Int> = Locked(0)) throws -> RuntimeClass {
         let cls = try makeClass(base, ivars: [("tag", .int64)])
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in
             calls.withLock { $0 += 1 }
             return a + b
         }
         try cls.addMethod("scale:") { (_: ObjectRef, x: Double) in x * 2 }
-        try cls.addMethod("frame") { (_: ObjectRef) in FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4)) }
+        try cls.addMethod("frame") { (_: ObjectRef) in FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4)) }
         try cls.addMethod("make") { (me: ObjectRef) -> Object? in try me.runtimeClass!.createInstance() }
         try cls.addMethod("tag") { (me: ObjectRef) -> Int in try me.value(ofIvar: "tag", as: Int.self) }
         return cls
@@ -33,7 +33,7 @@ final class HookBehaviourTests: XCTestCase {
     // MARK: - Positions and the context
 
     func testBeforeInsteadAndAfterSeeAndChangeTheCall() throws {
-        let calls = FwdLocked(0)
+        let calls = Locked(0)
         let cls = try makeCalc(calls: calls)
         let original = imp(cls, "add:to:")!
         let o = try cls.createInstance()
@@ -157,7 +157,7 @@ final class HookBehaviourTests: XCTestCase {
     // MARK: - Dropping and keeping calls
 
     func testInsteadWithoutProceedDropsTheCall() throws {
-        let calls = FwdLocked(0)
+        let calls = Locked(0)
         let cls = try makeCalc(calls: calls)
         let o = try cls.createInstance()
         var afterSaw: [Int] = []
@@ -183,7 +183,7 @@ final class HookBehaviourTests: XCTestCase {
             tokens.append(try cls.hook(sel, .instead) { _ in })
         }
         XCTAssertEqual(try o.send("scale:", 3.0) as Double, 0)
-        XCTAssertEqual(try o.send("frame") as FwdRect, FwdRect(origin: FwdPoint(x: 0, y: 0), size: FwdSize(width: 0, height: 0)))
+        XCTAssertEqual(try o.send("frame") as FwdRect, FwdRect(origin: Point(x: 0, y: 0), size: FwdSize(width: 0, height: 0)))
         XCTAssertNil(try o.send("make") as Object?)
         XCTAssertEqual(Runtime.liveObjectCount, objectBaseline + 1)
         tokens.forEach { $0.remove() }
@@ -213,9 +213,9 @@ final class HookBehaviourTests: XCTestCase {
     }
 
     func testKeepingTheCallForReplay() throws {
-        let calls = FwdLocked(0)
+        let calls = Locked(0)
         let cls = try makeClass("HookKeep", ivars: [("tag", .int64)])
-        let received = FwdLocked<[String]>([])
+        let received = Locked<[String]>([])
         try cls.addMethod("note:value:") { (_: ObjectRef, obj: ObjectRef, v: Int) -> Int in
             calls.withLock { $0 += 1 }
             let tag = try obj.value(ofIvar: "tag", as: Int.self)
@@ -224,7 +224,7 @@ final class HookBehaviourTests: XCTestCase {
         }
         let o = try cls.createInstance()
         var kept: [Invocation] = []
-        let hookRuns = FwdLocked(0)
+        let hookRuns = Locked(0)
         let token = try cls.hook("note:value:", .instead) { ctx in
             hookRuns.withLock { $0 += 1 }
             kept.append(ctx.makeInvocation())
@@ -296,9 +296,9 @@ final class HookBehaviourTests: XCTestCase {
         let cls = try makeClass("HookReplayThread", ivars: [("tag", .int64)])
         try cls.addMethod("read:") { (_: ObjectRef, obj: ObjectRef) -> Int in try obj.value(ofIvar: "tag", as: Int.self) }
         let o = try cls.createInstance()
-        let holder = FwdLocked<Invocation?>(nil)
+        let holder = Locked<Invocation?>(nil)
         let token = try cls.hook("read:", .instead) { ctx in holder.set(ctx.makeInvocation()) }
-        let deallocated = FwdLocked(false)
+        let deallocated = Locked(false)
         do {
             let arg = try cls.createInstance()
             try arg.setValue(31, forIvar: "tag")
@@ -307,7 +307,7 @@ final class HookBehaviourTests: XCTestCase {
         }
         token.remove()
         XCTAssertFalse(deallocated.current)
-        let result = FwdLocked(0)
+        let result = Locked(0)
         let elsewhere = fwdRunOnNewThread {
             var inv = holder.withLock { v -> Invocation? in
                 defer { v = nil }
@@ -405,7 +405,6 @@ final class HookBehaviourTests: XCTestCase {
             try ctx.proceed()
             try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + 1000)
         }
-        fwdWarmIsa(a)
         XCTAssertEqual(try a.send("add:to:", 1, 2) as Int, 1003)
         XCTAssertEqual(try b.send("add:to:", 1, 2) as Int, 3)
         XCTAssertEqual(log, ["a"])
@@ -440,8 +439,8 @@ final class HookBehaviourTests: XCTestCase {
         t4.remove()
 
         // Classes are not instances.
-        XCTAssertTrue(fwdError { try ObjectRef(sf_class_as_object(cls.raw)).hook("add:to:") { _ in } }?.isHookFailed ?? false)
-        XCTAssertTrue(fwdError { try ObjectRef.nil.hook("add:to:") { _ in } }?.isHookFailed ?? false)
+        XCTAssertTrue(thrownError { try ObjectRef(sf_class_as_object(cls.raw)).hook("add:to:") { _ in } }?.isHookFailed ?? false)
+        XCTAssertTrue(thrownError { try ObjectRef.nil.hook("add:to:") { _ in } }?.isHookFailed ?? false)
     }
 
     func testPerInstanceHookedObjectsCanBeDeallocatedAndTheirClassDisposed() throws {
@@ -450,7 +449,6 @@ final class HookBehaviourTests: XCTestCase {
         do {
             let x = try c1.createInstance()
             let token = try x.hook("add:to:", .before) { _ in }
-            fwdWarmIsa(x)
             XCTAssertEqual(try x.send("add:to:", 1, 1) as Int, 2)
             _ = token
         }
@@ -462,7 +460,6 @@ final class HookBehaviourTests: XCTestCase {
         do {
             let x = try c2.createInstance()
             let token = try x.hook("add:to:", .before) { _ in }
-            fwdWarmIsa(x)
             XCTAssertEqual(try x.send("add:to:", 1, 1) as Int, 2)
             token.remove()
         }
@@ -482,7 +479,6 @@ final class HookBehaviourTests: XCTestCase {
             let o = try x.createInstance()
             addresses.insert(UInt(bitPattern: o.raw))
             let t = try o.hook("add:to:", .before) { _ in }
-            fwdWarmIsa(o)
             t.remove()
         }
         var reused = 0
@@ -493,7 +489,6 @@ final class HookBehaviourTests: XCTestCase {
             guard addresses.contains(UInt(bitPattern: o.raw)) else { continue }
             reused += 1
             let t = try o.hook("add:to:", .before) { _ in }
-            fwdWarmIsa(o)
             XCTAssertEqual(o.runtimeClass, y)
             XCTAssertEqual(try o.send("add:to:", 3, 4) as Int, 12, "a Y at a reused address behaves as a Y")
             t.remove()
@@ -573,7 +568,6 @@ final class HookBehaviourTests: XCTestCase {
         XCTAssertEqual(log, ["plain", "base"])
         // And a per-instance hook on top of both.
         let t3 = try p.hook("value:", .before) { _ in log.append("instance") }
-        fwdWarmIsa(p)
         log = []
         XCTAssertEqual(try p.send("value:", 1) as Int, 2)
         XCTAssertEqual(log, ["instance", "plain", "base"])
@@ -621,7 +615,7 @@ final class HookBehaviourTests: XCTestCase {
         XCTAssertEqual(try s.send("add:to:", 3, 4) as Int, -1)
         // A replacement with other types is refused while hooked, too.
         let t3 = try cls.hook("add:to:", .before) { _ in }
-        XCTAssertTrue(fwdError { try cls.replaceMethod("add:to:") { (_: ObjectRef, a: Double, b: Double) in a + b } }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try cls.replaceMethod("add:to:") { (_: ObjectRef, a: Double, b: Double) in a + b } }?.isSignatureMismatch ?? false)
         t3.remove()
     }
 
@@ -668,7 +662,6 @@ final class HookBehaviourTests: XCTestCase {
             XCTAssertTrue(d.removeDeallocObserver(removed))
             XCTAssertFalse(d.removeDeallocObserver(removed))
             let t = try d.hook("add:to:", .before) { _ in order.append("hook") }
-            fwdWarmIsa(d)
             _ = t
         }
         XCTAssertEqual(order, ["first", "hook", "second"])

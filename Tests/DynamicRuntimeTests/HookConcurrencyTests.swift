@@ -19,12 +19,12 @@ final class HookConcurrencyTests: XCTestCase {
     func race(send: @escaping @Sendable (Int, Int) -> String?, toggle: @escaping @Sendable () throws -> Void,
               until satisfied: @escaping @Sendable () -> Bool = { true },
               file: StaticString = #filePath, line: UInt = #line) {
-        let bad = FwdLocked<[String]>([])
-        let finished = FwdLocked(0)
-        let toggles = FwdLocked(0)
-        let errors = FwdLocked<[String]>([])
-        let started = FwdLocked(false)
-        fwdRunThreads(Self.senders + 1) { thread in
+        let bad = Locked<[String]>([])
+        let finished = Locked(0)
+        let toggles = Locked(0)
+        let errors = Locked<[String]>([])
+        let started = Locked(false)
+        runThreads(Self.senders + 1) { thread in
             if thread == Self.senders {
                 started.set(true)
                 while finished.current < Self.senders {
@@ -63,14 +63,14 @@ final class HookConcurrencyTests: XCTestCase {
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) in a + b }
         try cls.addMethod("scale:") { (_: ObjectRef, x: Double) in x * 2 }
         try cls.addMethod("frame:") { (_: ObjectRef, d: Double) in
-            FwdRect(origin: FwdPoint(x: d, y: -d), size: FwdSize(width: 2 * d, height: 3 * d))
+            FwdRect(origin: Point(x: d, y: -d), size: FwdSize(width: 2 * d, height: 3 * d))
         }
         let original = cls.ownMethod(for: "add:to:")!.implementation
         let o = try cls.createInstance()
         fwdCollect()
         let closures = Runtime.liveClosureCount
-        let hookedSeen = FwdLocked(0)
-        let unhookedSeen = FwdLocked(0)
+        let hookedSeen = Locked(0)
+        let unhookedSeen = Locked(0)
         let offset = Self.offset
         race(send: { thread, i in
             let a = thread * 100_000 + i
@@ -88,7 +88,7 @@ final class HookConcurrencyTests: XCTestCase {
                 // A 32-byte struct through libffi, as a dynamic send's record would see it.
                 let d = Double(a)
                 guard let r = try? o.send("frame:", d) as FwdRect else { return "frame: threw" }
-                let plain = FwdRect(origin: FwdPoint(x: d, y: -d), size: FwdSize(width: 2 * d, height: 3 * d))
+                let plain = FwdRect(origin: Point(x: d, y: -d), size: FwdSize(width: 2 * d, height: 3 * d))
                 var hooked = plain
                 hooked.size.width += 1
                 return r == plain || r == hooked ? nil : "frame:(\(d)) = \(r)"
@@ -174,7 +174,6 @@ final class HookConcurrencyTests: XCTestCase {
         let hooked = try cls.createInstance()
         let other = try cls.createInstance()
         try hooked.hook("add:to:", .before) { _ in }.remove()
-        fwdWarmIsa(hooked)
         fwdCollect()
         let closures = Runtime.liveClosureCount
         let offset = Self.offset
@@ -202,7 +201,7 @@ final class HookConcurrencyTests: XCTestCase {
         fwdCollect()
         let closures = Runtime.liveClosureCount
         let offset = Self.offset
-        let kept = FwdLocked<[Invocation]>([])
+        let kept = Locked<[Invocation]>([])
         race(send: { thread, i in
             let a = Int64(thread * 1000 + i)
             if i % 50 == 0, let inv = kept.withLock({ $0.popLast() }) {

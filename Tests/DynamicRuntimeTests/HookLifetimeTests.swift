@@ -63,8 +63,8 @@ final class HookLifetimeTests: XCTestCase {
         tokens = []
         fwdCollect()
         churnHeap()
-        let results = LockedResults()
-        let box = LockedInvocations()   // the thread's closure may outlive the wait: it holds only the box
+        let results = Locked<[Int]>([])
+        let box = Locked<[Invocation]>([])   // the thread's closure may outlive the wait: it holds only the box
         for inv in kept { box.append(inv) }
         kept = []
         fwdRunOnNewThread {
@@ -77,7 +77,7 @@ final class HookLifetimeTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(results.values, (0..<10).map { 2 * $0 })
+        XCTAssertEqual(results.current, (0..<10).map { 2 * $0 })
         XCTAssertEqual(base.count, 10)
         fwdCollect()
         XCTAssertEqual(Runtime.liveClosureCount, closures)
@@ -134,7 +134,7 @@ final class HookLifetimeTests: XCTestCase {
     /// A dealloc observer cannot give its dying object a hidden class (it would outlive it).
     func testADeallocObserverCannotHookItsObject() throws {
         let fx = try HookLifetimeFixture("HiddenDying")
-        let result = LockedResults()
+        let result = Locked<[Int]>([])
         do {
             let o = try fx.cls.createInstance()
             o.onDeallocate { ref in
@@ -148,7 +148,7 @@ final class HookLifetimeTests: XCTestCase {
                 }
             }
         }
-        XCTAssertEqual(result.values, [0], "hookFailed: the object is being deallocated")
+        XCTAssertEqual(result.current, [0], "hookFailed: the object is being deallocated")
         XCTAssertNoThrow(try fx.cls.dispose())
     }
 
@@ -175,11 +175,11 @@ final class HookLifetimeConcurrencyTests: XCTestCase {
         let objects = try (0..<4).map { _ in try fx.cls.createInstance() }
         fwdCollect()
         let closures = Runtime.liveClosureCount
-        let kept = LockedInvocations()
+        let kept = Locked<[Invocation]>([])
         let tokens = try objects.map { o in try o.hook("twice:", .instead) { ctx in kept.append(ctx.makeInvocation()) } }
-        let stop = LockedFlag(), churned = DispatchSemaphore(value: 0)
+        let stop = Locked(false), churned = DispatchSemaphore(value: 0)
         Thread {
-            while !stop.isSet {
+            while !stop.current {
                 if let t = try? fx.cls.hook("twice:", .before, { _ in }) { t.remove() }
             }
             churned.signal()
@@ -188,14 +188,14 @@ final class HookLifetimeConcurrencyTests: XCTestCase {
         DispatchQueue.concurrentPerform(iterations: 4) { t in
             for i in 0..<perThread { _ = try? objects[t].send("twice:", t * perThread + i) as Int }
         }
-        stop.set()
+        stop.set(true)
         churned.wait()
         for t in tokens { XCTAssertTrue(t.remove()) }
         fwdCollect()
         churnHeap()
         let records = kept.take()
         XCTAssertEqual(records.count, 4 * perThread)
-        let sums = LockedResults()
+        let sums = Locked<[Int]>([])
         DispatchQueue.concurrentPerform(iterations: 4) { t in
             var sum = 0
             for inv in records[(t * perThread)..<((t + 1) * perThread)] {
@@ -204,7 +204,7 @@ final class HookLifetimeConcurrencyTests: XCTestCase {
             }
             sums.append(sum)
         }
-        XCTAssertEqual(sums.values.reduce(0, +), (0..<(4 * perThread)).reduce(0) { $0 + 2 * $1 })
+        XCTAssertEqual(sums.current.reduce(0, +), (0..<(4 * perThread)).reduce(0) { $0 + 2 * $1 })
         XCTAssertEqual(fx.count, 4 * perThread)
         _ = consume records
         fwdCollect()
@@ -219,15 +219,15 @@ final class HookLifetimeConcurrencyTests: XCTestCase {
         var obj: Object? = try fx.cls.createInstance()
         fwdCollect()
         let closures = Runtime.liveClosureCount
-        let kept = LockedInvocations()
+        let kept = Locked<[Invocation]>([])
         var token: HookToken? = try fx.cls.hook("twice:", .instead) { ctx in
             _ = ctx.originalImplementation
             kept.append(ctx.makeInvocation())
         }
-        let stop = LockedFlag(), replaced = DispatchSemaphore(value: 0)
+        let stop = Locked(false), replaced = DispatchSemaphore(value: 0)
         Thread {
             var k = 3
-            while !stop.isSet {
+            while !stop.current {
                 let factor = k
                 _ = try? fx.cls.replaceMethod("twice:") { (_: ObjectRef, x: Int) -> Int in factor * x }
                 k = k == 9 ? 3 : k + 1
@@ -240,7 +240,7 @@ final class HookLifetimeConcurrencyTests: XCTestCase {
                 for _ in 0..<300 { _ = try? o.send("twice:", 1) as Int }
             }
         }
-        stop.set()
+        stop.set(true)
         replaced.wait()
         XCTAssertTrue(token!.remove())
         token = nil   // a token keeps its hook, and the hook the IMP it wrapped
@@ -266,14 +266,14 @@ final class HookLifetimeConcurrencyTests: XCTestCase {
         let fx = try HookLifetimeFixture("HiddenRace")
         for _ in 0..<50 {
             let o = try fx.cls.createInstance()
-            let runs = LockedResults()
-            let tokens = LockedTokens()
+            let runs = Locked<[Int]>([])
+            let tokens = Locked<[HookToken]>([])
             DispatchQueue.concurrentPerform(iterations: 8) { t in
                 if let token = try? o.hook("twice:", .before, { _ in runs.append(t) }) { tokens.append(token) }
             }
-            XCTAssertEqual(tokens.count, 8)
+            XCTAssertEqual(tokens.current.count, 8)
             XCTAssertEqual(try o.send("twice:", 1) as Int, 2)
-            XCTAssertEqual(runs.values.sorted(), Array(0..<8), "all hooks sit on one hidden class")
+            XCTAssertEqual(runs.current.sorted(), Array(0..<8), "all hooks sit on one hidden class")
             for t in tokens.take() { XCTAssertTrue(t.remove()) }
         }
         XCTAssertNoThrow(try fx.cls.dispose(), "no hidden class left behind")
@@ -301,33 +301,4 @@ func churnHeap() {
     var junk: [AnyObject] = []
     for i in 0..<2000 { junk.append(NSString(string: "junk \(i)")); junk.append([UInt8](repeating: UInt8(i & 0xff), count: 64) as AnyObject) }
     withExtendedLifetime(junk) {}
-}
-
-final class LockedResults: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _values: [Int] = []
-    func append(_ v: Int) { lock.withLock { _values.append(v) } }
-    var values: [Int] { lock.withLock { _values } }
-}
-
-final class LockedInvocations: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [Invocation] = []
-    func append(_ v: Invocation) { lock.withLock { values.append(v) } }
-    func take() -> [Invocation] { lock.withLock { defer { values = [] }; return values } }
-}
-
-final class LockedTokens: @unchecked Sendable {
-    private let lock = NSLock()
-    private var values: [HookToken] = []
-    func append(_ v: HookToken) { lock.withLock { values.append(v) } }
-    var count: Int { lock.withLock { values.count } }
-    func take() -> [HookToken] { lock.withLock { defer { values = [] }; return values } }
-}
-
-final class LockedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    func set() { lock.withLock { value = true } }
-    var isSet: Bool { lock.withLock { value } }
 }

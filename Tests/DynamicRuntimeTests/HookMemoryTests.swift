@@ -14,7 +14,7 @@ final class HookMemoryTests: XCTestCase {
     func measure() -> Baseline {
         fwdCollect()
         return Baseline(closures: Runtime.liveClosureCount, objects: Runtime.liveObjectCount,
-                        heap: fwdLiveHeapBytes(), rss: fwdResidentBytes())
+                        heap: fwdLiveHeapBytes(), rss: residentBytes())
     }
 
     /// Live runtime objects and closures are back to the baseline, nothing awaits a grace
@@ -31,7 +31,7 @@ final class HookMemoryTests: XCTestCase {
             let growth = now - before
             XCTAssertLessThan(growth, allowedHeapGrowth, "live heap grew by \(growth) bytes", file: file, line: line)
         } else {
-            let growth = fwdResidentBytes() - b.rss
+            let growth = residentBytes() - b.rss
             XCTAssertLessThan(growth, allowedRSSGrowth, "RSS grew by \(growth) bytes", file: file, line: line)
         }
     }
@@ -112,7 +112,6 @@ final class HookMemoryTests: XCTestCase {
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) in a + b }
         let o = try cls.createInstance()
         try o.hook("add:to:", .before) { _ in }.remove()
-        fwdWarmIsa(o)
         for _ in 0..<200 { try o.hook("add:to:", .before) { _ in }.remove() }
         let baseline = measure()
         for i in 0..<20_000 {
@@ -127,7 +126,6 @@ final class HookMemoryTests: XCTestCase {
         for i in 0..<3000 {
             let x = try cls.createInstance()
             let t = try x.hook("add:to:", .before) { _ in }
-            fwdWarmIsa(x)
             if i % 2 == 0 { t.remove() }
             XCTAssertEqual(try x.send("add:to:", 1, 1) as Int, 2)
         }

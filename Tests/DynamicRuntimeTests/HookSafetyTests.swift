@@ -13,7 +13,7 @@ final class HookSafetyTests: XCTestCase {
         objectBaseline = Runtime.liveObjectCount
     }
 
-    func makeCalc(_ base: String, calls: FwdLocked<Int> = FwdLocked(0)) throws -> RuntimeClass {
+    func makeCalc(_ base: String, calls: Locked<Int> = Locked(0)) throws -> RuntimeClass {
         let cls = try makeClass(base)
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in
             calls.withLock { $0 += 1 }
@@ -30,8 +30,8 @@ final class HookSafetyTests: XCTestCase {
         let cls = try makeClass("HookNoSuch", superclass: root)
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) in a + b }
         let o = try cls.createInstance()
-        XCTAssertTrue(fwdError { try cls.hook("missing:", .before) { _ in } }?.isHookFailed ?? false)
-        XCTAssertTrue(fwdError { try cls.hookClassMethod("add:to:", .before) { _ in } }?.isHookFailed ?? false, "an instance method is not a class method")
+        XCTAssertTrue(thrownError { try cls.hook("missing:", .before) { _ in } }?.isHookFailed ?? false)
+        XCTAssertTrue(thrownError { try cls.hookClassMethod("add:to:", .before) { _ in } }?.isHookFailed ?? false, "an instance method is not a class method")
         // …except a root class's: as in Objective-C the root metaclass inherits from the root
         // class, so class objects answer its instance methods, and those can be hooked.
         try root.addMethod("rootThing") { (_: ObjectRef) -> Int in 8 }
@@ -40,13 +40,12 @@ final class HookSafetyTests: XCTestCase {
         XCTAssertEqual(try cls.send("rootThing") as Int, 9)
         XCTAssertEqual(try o.send("rootThing") as Int, 8, "instances are untouched")
         rootHook.remove()
-        XCTAssertTrue(fwdError { try o.hook("missing:", .after) { _ in } }?.isHookFailed ?? false)
-        fwdWarmIsa(o)
+        XCTAssertTrue(thrownError { try o.hook("missing:", .after) { _ in } }?.isHookFailed ?? false)
         // A selector answered only through forwarding is not a method to hook.
         try cls.setForwardInvocation { inv in try inv.setReturnValue(1) }
         XCTAssertEqual(try o.send("viaForwarding") as Int, 1)
-        XCTAssertTrue(fwdError { try cls.hook("viaForwarding", .before) { _ in } }?.isHookFailed ?? false)
-        if case let .hookFailed(className, selector, _)? = fwdError({ try cls.hook("missing:", .before) { _ in } }) {
+        XCTAssertTrue(thrownError { try cls.hook("viaForwarding", .before) { _ in } }?.isHookFailed ?? false)
+        if case let .hookFailed(className, selector, _)? = thrownError({ try cls.hook("missing:", .before) { _ in } }) {
             XCTAssertEqual(className, cls.name)
             XCTAssertEqual(selector, "missing:")
         } else {
@@ -58,7 +57,7 @@ final class HookSafetyTests: XCTestCase {
         // A disposed class.
         let gone = try makeCalc("HookDisposed")
         try gone.dispose()
-        XCTAssertTrue(fwdError { try gone.hook("add:to:", .before) { _ in } }?.isHookFailed ?? false)
+        XCTAssertTrue(thrownError { try gone.hook("add:to:", .before) { _ in } }?.isHookFailed ?? false)
     }
 
     func testReservedSelectorsCannotBeHooked() throws {
@@ -72,17 +71,16 @@ final class HookSafetyTests: XCTestCase {
         let o = try cls.createInstance()
         for name in ["forwardInvocation:", "methodSignatureForSelector:", "forwardingTargetForSelector:",
                      "doesNotRecognizeSelector:", "dealloc"] {
-            XCTAssertTrue(fwdError { try cls.hook(Selector(name), .before) { _ in } }?.isReservedSelector ?? false, name)
-            XCTAssertTrue(fwdError { try o.hook(Selector(name), .instead) { _ in } }?.isReservedSelector ?? false, name)
+            XCTAssertTrue(thrownError { try cls.hook(Selector(name), .before) { _ in } }?.isReservedSelector ?? false, name)
+            XCTAssertTrue(thrownError { try o.hook(Selector(name), .instead) { _ in } }?.isReservedSelector ?? false, name)
         }
-        fwdWarmIsa(o)
         for name in ["resolveInstanceMethod:", "resolveClassMethod:"] {
-            XCTAssertTrue(fwdError { try cls.hookClassMethod(Selector(name), .before) { _ in } }?.isReservedSelector ?? false, name)
-            XCTAssertTrue(fwdError { try cls.metaclass.hook(Selector(name), .after) { _ in } }?.isReservedSelector ?? false, name)
+            XCTAssertTrue(thrownError { try cls.hookClassMethod(Selector(name), .before) { _ in } }?.isReservedSelector ?? false, name)
+            XCTAssertTrue(thrownError { try cls.metaclass.hook(Selector(name), .after) { _ in } }?.isReservedSelector ?? false, name)
         }
         // `dealloc` is refused even where no method of that name exists.
         let plain = try makeCalc("HookReservedPlain")
-        XCTAssertTrue(fwdError { try plain.hook("dealloc", .before) { _ in } }?.isReservedSelector ?? false)
+        XCTAssertTrue(thrownError { try plain.hook("dealloc", .before) { _ in } }?.isReservedSelector ?? false)
         // Forwarding still works after the refusals.
         XCTAssertEqual(try o.send("anything") as Int, 0)
     }
@@ -90,12 +88,12 @@ final class HookSafetyTests: XCTestCase {
     func testExpectingTypesAreCheckedAgainstTheSignature() throws {
         let cls = try makeCalc("HookExpecting")
         let o = try cls.createInstance()
-        XCTAssertTrue(fwdError { try cls.hook("add:to:", .before, expecting: "d@:dd") { _ in } }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try cls.hook("add:to:", .before, expecting: "q@:q") { _ in } }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try cls.hook("add:to:", .before, expecting: "v@:qq") { _ in } }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try o.hook("add:to:", .before, expecting: "i@:ii") { _ in } }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try cls.hook("add:to:", .before, expecting: "q@:q{") { _ in } }?.isMalformedEncoding ?? false)
-        if case let .signatureMismatch(className, selector, expected, actual)? = fwdError({ try cls.hook("add:to:", .before, expecting: "d@:dd") { _ in } }) {
+        XCTAssertTrue(thrownError { try cls.hook("add:to:", .before, expecting: "d@:dd") { _ in } }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try cls.hook("add:to:", .before, expecting: "q@:q") { _ in } }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try cls.hook("add:to:", .before, expecting: "v@:qq") { _ in } }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try o.hook("add:to:", .before, expecting: "i@:ii") { _ in } }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try cls.hook("add:to:", .before, expecting: "q@:q{") { _ in } }?.isMalformedEncoding ?? false)
+        if case let .signatureMismatch(className, selector, expected, actual)? = thrownError({ try cls.hook("add:to:", .before, expecting: "d@:dd") { _ in } }) {
             XCTAssertEqual(className, cls.name)
             XCTAssertEqual(selector, "add:to:")
             XCTAssertEqual(expected, "q@:qq")
@@ -116,7 +114,7 @@ final class HookSafetyTests: XCTestCase {
     // MARK: - Hooks that throw
 
     func testAThrowingHookReachesTheSwiftSenderAndTheProcessSurvives() throws {
-        let calls = FwdLocked(0)
+        let calls = Locked(0)
         let cls = try makeCalc("HookThrows", calls: calls)
         let o = try cls.createInstance()
         var afterRan = 0
@@ -129,7 +127,7 @@ final class HookSafetyTests: XCTestCase {
             }
             let observer = try cls.hook("add:to:", .after) { _ in afterRan += 1 }
             for send in [{ try o.send("add:to:", 1, 2) as Int }, { try o.send("add:to:", 1, 2).intValue ?? -1 }] {
-                let e = fwdError(send)
+                let e = thrownError(send)
                 guard case let .implementationFailed(className, selector, reason)? = e else {
                     XCTFail("\(position): \(String(describing: e))")
                     continue
@@ -157,7 +155,7 @@ final class HookSafetyTests: XCTestCase {
         let t = try cls.hook("add:to:", .before) { _ in
             throw RuntimeError.invalidArgument(className: "Custom", selector: "add:to:", reason: "negative")
         }
-        XCTAssertEqual(fwdError { try o.send("add:to:", -1, 2) as Int },
+        XCTAssertEqual(thrownError { try o.send("add:to:", -1, 2) as Int },
                        .invalidArgument(className: "Custom", selector: "add:to:", reason: "negative"))
         t.remove()
     }
@@ -192,14 +190,14 @@ final class HookSafetyTests: XCTestCase {
         let cls = try makeCalc("HookThrowsObject")
         let o = try cls.createInstance()
         let t = try cls.hook("make", .after) { _ in throw FwdTestError(message: "after make") }
-        XCTAssertTrue(fwdError { try o.send("make") as Object? }?.isImplementationFailed ?? false)
-        XCTAssertTrue(fwdError { try o.send("make") }?.isImplementationFailed ?? false)
+        XCTAssertTrue(thrownError { try o.send("make") as Object? }?.isImplementationFailed ?? false)
+        XCTAssertTrue(thrownError { try o.send("make") }?.isImplementationFailed ?? false)
         t.remove()
         let t2 = try cls.hook("make", .instead) { ctx in
             try ctx.proceed()
             throw FwdTestError(message: "instead make")
         }
-        XCTAssertTrue(fwdError { try o.send("make") as Object? }?.isImplementationFailed ?? false)
+        XCTAssertTrue(thrownError { try o.send("make") as Object? }?.isImplementationFailed ?? false)
         t2.remove()
         XCTAssertEqual(Runtime.liveObjectCount, objectBaseline + 1, "the objects the original returned were released")
     }
@@ -240,7 +238,6 @@ final class HookSafetyTests: XCTestCase {
         do {
             let x = try cls.createInstance()
             token = try x.hook("add:to:", .before) { _ in }
-            fwdWarmIsa(x)
             XCTAssertTrue(token!.isActive)
         }
         fwdCollect()
@@ -264,8 +261,8 @@ final class HookSafetyTests: XCTestCase {
         let cls = try makeCalc("HookGuards")
         try cls.addMethod("sub:from:") { (_: ObjectRef, a: Int, b: Int) in b - a }
         let t = try cls.hook("add:to:", .before) { _ in }
-        XCTAssertTrue(fwdError { try cls.removeMethod("add:to:") }?.isHookFailed ?? false)
-        XCTAssertTrue(fwdError { try cls.exchangeImplementations("add:to:", "sub:from:") }?.isHookFailed ?? false)
+        XCTAssertTrue(thrownError { try cls.removeMethod("add:to:") }?.isHookFailed ?? false)
+        XCTAssertTrue(thrownError { try cls.exchangeImplementations("add:to:", "sub:from:") }?.isHookFailed ?? false)
         t.remove()
         try cls.exchangeImplementations("add:to:", "sub:from:")
         let o = try cls.createInstance()
@@ -279,7 +276,7 @@ final class HookSafetyTests: XCTestCase {
         // trampoline and runs the hooks again (like calling a swizzled method from itself). A hook
         // that recurses must bound itself; ctx.invokeOriginal() / proceed() reach the original
         // without re-entering.
-        let calls = FwdLocked(0)
+        let calls = Locked(0)
         let cls = try makeCalc("HookReenter", calls: calls)
         let o = try cls.createInstance()
         var depth = 0

@@ -99,27 +99,27 @@ final class HookTrampolineTypeTests: XCTestCase {
     }
 
     func testStructTypesPassThrough() throws {
-        try checkPassthrough("{Point=dd}", [FwdPoint(x: 1.5, y: -2.5), FwdPoint(x: .pi, y: .greatestFiniteMagnitude)])
+        try checkPassthrough("{Point=dd}", [Point(x: 1.5, y: -2.5), Point(x: .pi, y: .greatestFiniteMagnitude)])
         try checkPassthrough("{Rect={Point=dd}{Size=dd}}", [
-            FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4)),
-            FwdRect(origin: FwdPoint(x: -1e300, y: 0.25), size: FwdSize(width: .infinity, height: -0.0)),
+            FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4)),
+            FwdRect(origin: Point(x: -1e300, y: 0.25), size: FwdSize(width: .infinity, height: -0.0)),
         ])
         try checkPassthrough("{RGB=CCC}", [FwdRGB(r: 1, g: 2, b: 3), FwdRGB(r: 255, g: 0, b: 128)])
     }
 
     func testStructsThroughAClassMethodTrampoline() throws {
         let cls = try makeClass("HookTypeClassStruct")
-        try cls.metaclass.addMethod("inset:by:") { (_: ObjectRef, r: FwdRect, d: FwdPoint) in
-            FwdRect(origin: FwdPoint(x: r.origin.x + d.x, y: r.origin.y + d.y),
+        try cls.metaclass.addMethod("inset:by:") { (_: ObjectRef, r: FwdRect, d: Point) in
+            FwdRect(origin: Point(x: r.origin.x + d.x, y: r.origin.y + d.y),
                     size: FwdSize(width: r.size.width - 2 * d.x, height: r.size.height - 2 * d.y))
         }
-        let r = FwdRect(origin: FwdPoint(x: 0, y: 0), size: FwdSize(width: 10, height: 20))
-        let d = FwdPoint(x: 1, y: 2)
-        let expected = FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 8, height: 16))
+        let r = FwdRect(origin: Point(x: 0, y: 0), size: FwdSize(width: 10, height: 20))
+        let d = Point(x: 1, y: 2)
+        let expected = FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 8, height: 16))
         XCTAssertEqual(try cls.send("inset:by:", r, d) as FwdRect, expected)
         var seen: [String] = []
         let t = try cls.hookClassMethod("inset:by:", .after) { ctx in
-            seen.append("\(try ctx.argument(at: 0, as: FwdRect.self).size.width) \(try ctx.argument(at: 1, as: FwdPoint.self).y)")
+            seen.append("\(try ctx.argument(at: 0, as: FwdRect.self).size.width) \(try ctx.argument(at: 1, as: Point.self).y)")
             XCTAssertEqual(try ctx.returnValue(as: FwdRect.self), expected)
         }
         XCTAssertEqual(try cls.send("inset:by:", r, d) as FwdRect, expected)
@@ -131,13 +131,13 @@ final class HookTrampolineTypeTests: XCTestCase {
         // libffi's ffi_call (x86-64) points avalue entries of structs over 16 bytes at copies in
         // its own frame; the trampoline's argument vector must stay valid after the original ran.
         let cls = try makeClass("HookTypeBigStructArgs")
-        let received = FwdLocked<[FwdRect]>([])
+        let received = Locked<[FwdRect]>([])
         try cls.addMethod("area:scale:") { (_: ObjectRef, r: FwdRect, k: Double) -> Double in
             received.withLock { $0.append(r) }
             return r.size.width * r.size.height * k
         }
         let o = try cls.createInstance()
-        let rect = FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
+        let rect = FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
         var afterSaw: [FwdRect] = []
         var kept: Invocation?
         let twice = try cls.hook("area:scale:", .instead) { ctx in
@@ -168,9 +168,9 @@ final class HookTrampolineTypeTests: XCTestCase {
         [
             Int8(-3), Float(1.5), Int32(-70000), Double(2.25), Int(-(1 << 40)), Float(-0.125),
             UInt16(65000), Double(-1e10), true, Float(3.75), UInt32(4_000_000_000), Double.pi,
-            FwdPoint(x: 7, y: -8), Float(100.5), UInt64.max - 5, Double(6.5),
+            Point(x: 7, y: -8), Float(100.5), UInt64.max - 5, Double(6.5),
             fwdStaticCString("mixed"), obj.ref, Selector("mixed:selector:"), Double(-0.001), Float(9.25),
-            FwdRect(origin: FwdPoint(x: 11, y: 12), size: FwdSize(width: 13, height: 14)), Int16(-1234), UInt8(200),
+            FwdRect(origin: Point(x: 11, y: 12), size: FwdSize(width: 13, height: 14)), Int16(-1234), UInt8(200),
         ]
     }
 
@@ -178,7 +178,7 @@ final class HookTrampolineTypeTests: XCTestCase {
         let sig = try Signature(Self.mixedTypes)
         XCTAssertEqual(sig.explicitArgumentCount, 24)
         let cls = try makeClass("HookTypeMixed")
-        let received = FwdLocked<[String]>([])
+        let received = Locked<[String]>([])
         try cls.addMethod("mixed", types: Self.mixedTypes) { ret, args in
             var sum = 0.0
             var prints: [String] = []
@@ -215,7 +215,7 @@ final class HookTrampolineTypeTests: XCTestCase {
         // A hook that changes a float and a struct deep in the list.
         let change = try cls.hook("mixed", .before) { ctx in
             try ctx.setArgument(Float(-42.5), at: 13)
-            try ctx.setArgument(FwdRect(origin: FwdPoint(x: 0, y: 0), size: FwdSize(width: 1, height: 1)), at: 21)
+            try ctx.setArgument(FwdRect(origin: Point(x: 0, y: 0), size: FwdSize(width: 1, height: 1)), at: 21)
         }
         _ = try o.send("mixed", arguments: args)
         let changed = received.current.last!.split(separator: " ")

@@ -18,7 +18,7 @@ final class InvocationRecordTests: XCTestCase {
     }
 
     /// A class with `all:…` taking every argument type, recording what it received.
-    func makeRecorder(_ seen: FwdLocked<[String]>) throws -> RuntimeClass {
+    func makeRecorder(_ seen: Locked<[String]>) throws -> RuntimeClass {
         let cls = try makeClass("InvRecorder")
         try cls.addMethod("all", types: Self.allTypes) { _, args in
             let sig = try Signature(Self.allTypes)
@@ -35,8 +35,8 @@ final class InvocationRecordTests: XCTestCase {
         let cls: RuntimeClass
         let text = fwdStaticCString("text")
         let pointer = UnsafeRawPointer(bitPattern: 0xDEAD_BEE0)!
-        let point = FwdPoint(x: -1.5, y: 2.25)
-        let rect = FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
+        let point = Point(x: -1.5, y: 2.25)
+        let rect = FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
     }
 
     func fill(_ inv: Invocation, _ v: Values) throws {
@@ -61,7 +61,7 @@ final class InvocationRecordTests: XCTestCase {
     }
 
     func testTypedGetAndSetOfEveryArgumentType() throws {
-        let seen = FwdLocked<[String]>([])
+        let seen = Locked<[String]>([])
         let cls = try makeRecorder(seen)
         let o = try cls.createInstance()
         let v = Values(other: try cls.createInstance(), cls: cls)
@@ -90,7 +90,7 @@ final class InvocationRecordTests: XCTestCase {
         XCTAssertEqual(try inv.argument(at: 13, as: ClassRef.self).runtimeClass, cls)
         XCTAssertEqual(try inv.argument(at: 14, as: Selector.self).name, "some:selector:")
         XCTAssertEqual(try inv.argument(at: 15, as: UnsafeRawPointer.self), v.pointer)
-        XCTAssertEqual(try inv.argument(at: 16, as: FwdPoint.self), v.point)
+        XCTAssertEqual(try inv.argument(at: 16, as: Point.self), v.point)
         XCTAssertEqual(try inv.argument(at: 17, as: FwdRect.self), v.rect)
         XCTAssertEqual(v.other.retainCount, 1, "reading an object argument as Object? is balanced")
 
@@ -112,34 +112,34 @@ final class InvocationRecordTests: XCTestCase {
         let cls = try makeClass("InvChecks")
         let o = try cls.createInstance()
         let inv = Invocation(signature: try Signature("q@:cfd@"), target: o, selector: "x:y:z:w:")
-        XCTAssertTrue(fwdError { try inv.setArgument(UInt8(1), at: 0) }?.isSignatureMismatch ?? false, "c is not C")
-        XCTAssertTrue(fwdError { try inv.setArgument(Int(1), at: 0) }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try inv.setArgument(1.0, at: 1) }?.isSignatureMismatch ?? false, "f is not d")
-        XCTAssertTrue(fwdError { try inv.setArgument(Float(1), at: 2) }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try inv.setArgument(Int(1), at: 3) }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try inv.setArgument(DynamicValue.double(1), at: 1) }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try inv.argument(at: 2, as: Int.self) }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try inv.argument(at: 3, as: Double.self) }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try inv.argument(at: 0, as: FwdPoint.self) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.setArgument(UInt8(1), at: 0) }?.isSignatureMismatch ?? false, "c is not C")
+        XCTAssertTrue(thrownError { try inv.setArgument(Int(1), at: 0) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.setArgument(1.0, at: 1) }?.isSignatureMismatch ?? false, "f is not d")
+        XCTAssertTrue(thrownError { try inv.setArgument(Float(1), at: 2) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.setArgument(Int(1), at: 3) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.setArgument(DynamicValue.double(1), at: 1) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.argument(at: 2, as: Int.self) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.argument(at: 3, as: Double.self) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.argument(at: 0, as: Point.self) }?.isSignatureMismatch ?? false)
         for bad in [-1, 4, 100] {
-            XCTAssertTrue(fwdError { try inv.setArgument(Int8(1), at: bad) }?.isInvalidArgument ?? false, "\(bad)")
-            XCTAssertTrue(fwdError { try inv.argument(at: bad, as: Int8.self) }?.isInvalidArgument ?? false, "\(bad)")
-            XCTAssertTrue(fwdError { try inv.argumentValue(at: bad) }?.isInvalidArgument ?? false, "\(bad)")
+            XCTAssertTrue(thrownError { try inv.setArgument(Int8(1), at: bad) }?.isInvalidArgument ?? false, "\(bad)")
+            XCTAssertTrue(thrownError { try inv.argument(at: bad, as: Int8.self) }?.isInvalidArgument ?? false, "\(bad)")
+            XCTAssertTrue(thrownError { try inv.argumentValue(at: bad) }?.isInvalidArgument ?? false, "\(bad)")
         }
-        XCTAssertTrue(fwdError { try inv.returnValue(as: Double.self) }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try inv.setReturnValue(2.0) }?.isSignatureMismatch ?? false)
-        XCTAssertTrue(fwdError { try inv.setReturnValue(Optional(o)) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.returnValue(as: Double.self) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.setReturnValue(2.0) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.setReturnValue(Optional(o)) }?.isSignatureMismatch ?? false)
         // Compatible spellings are accepted: 'q' and 'l' are the same machine type.
         try inv.setReturnValue(Int64(5))
         XCTAssertEqual(try inv.returnValue(as: Int.self), 5)
         // A struct with the same layout under another name is accepted; a different layout is not.
         let s = Invocation(signature: try Signature("v@:{Pair=dd}"), target: o, selector: "p:")
-        try s.setArgument(FwdPoint(x: 1, y: 2), at: 0)
-        XCTAssertTrue(fwdError { try s.setArgument(FwdRect(origin: FwdPoint(x: 0, y: 0), size: FwdSize(width: 0, height: 0)), at: 0) }?.isSignatureMismatch ?? false)
+        try s.setArgument(Point(x: 1, y: 2), at: 0)
+        XCTAssertTrue(thrownError { try s.setArgument(FwdRect(origin: Point(x: 0, y: 0), size: FwdSize(width: 0, height: 0)), at: 0) }?.isSignatureMismatch ?? false)
         let void = Invocation(signature: try Signature("v@:"), target: o, selector: "v")
-        XCTAssertTrue(fwdError { try void.returnValue(as: Int.self) }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try void.returnValue(as: Int.self) }?.isSignatureMismatch ?? false)
         XCTAssertEqual(void.argumentCount, 0)
-        XCTAssertTrue(fwdError { try void.argument(at: 0, as: Int.self) }?.isInvalidArgument ?? false)
+        XCTAssertTrue(thrownError { try void.argument(at: 0, as: Int.self) }?.isInvalidArgument ?? false)
     }
 
     func testReturnValuesOfEachShape() throws {
@@ -148,7 +148,7 @@ final class InvocationRecordTests: XCTestCase {
         try cls.addMethod("d") { (_: ObjectRef) -> Double in 2.5 }
         try cls.addMethod("f") { (_: ObjectRef) -> Float in 1.25 }
         try cls.addMethod("b") { (_: ObjectRef) -> Bool in true }
-        try cls.addMethod("r") { (_: ObjectRef) in FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4)) }
+        try cls.addMethod("r") { (_: ObjectRef) in FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4)) }
         try cls.addMethod("o") { (me: ObjectRef) -> Object? in try me.runtimeClass!.createInstance() }
         let o = try cls.createInstance()
 
@@ -167,8 +167,8 @@ final class InvocationRecordTests: XCTestCase {
         XCTAssertEqual(try b.returnValue(as: Bool.self), true)
         let r = Invocation(signature: try Signature("{Rect={Point=dd}{Size=dd}}@:"), target: o, selector: "r")
         try r.invoke()
-        XCTAssertEqual(try r.returnValue(as: FwdRect.self), FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4)))
-        try r.setReturnValue(FwdRect(origin: FwdPoint(x: 9, y: 9), size: FwdSize(width: 9, height: 9)))
+        XCTAssertEqual(try r.returnValue(as: FwdRect.self), FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4)))
+        try r.setReturnValue(FwdRect(origin: Point(x: 9, y: 9), size: FwdSize(width: 9, height: 9)))
         XCTAssertEqual(try r.returnValue(as: FwdRect.self).origin.x, 9)
 
         // Object returns: the record owns the +1 it got; reading gives the reader its own.
@@ -224,7 +224,7 @@ final class InvocationRecordTests: XCTestCase {
 
         // Unknown selector: the forwarding path runs, and without it the error comes back.
         inv.selector = "unknown:with:"
-        XCTAssertEqual(fwdError { try inv.invoke() },
+        XCTAssertEqual(thrownError { try inv.invoke() },
                        .doesNotRecognizeSelector(className: a.name, selector: "unknown:with:", isClassMethod: false))
         try a.setForwardInvocation { fwd in try fwd.setReturnValue(-99) }
         try inv.invoke()
@@ -233,7 +233,7 @@ final class InvocationRecordTests: XCTestCase {
         // A method whose types differ from the record's.
         try a.addMethod("half:with:") { (_: ObjectRef, x: Double, y: Double) in x / y }
         inv.selector = "half:with:"
-        XCTAssertTrue(fwdError { try inv.invoke() }?.isSignatureMismatch ?? false)
+        XCTAssertTrue(thrownError { try inv.invoke() }?.isSignatureMismatch ?? false)
 
         // A nil target answers zero, like a message to nil.
         inv.selector = "combine:with:"
@@ -297,7 +297,7 @@ final class InvocationRecordTests: XCTestCase {
         let target = try cls.createInstance()
         let sig = try Signature("@@:@*")
         let long = String(repeating: "x", count: 4000)
-        let before = (heap: fwdLiveHeapBytes(), rss: fwdResidentBytes())
+        let before = (heap: fwdLiveHeapBytes(), rss: residentBytes())
         for _ in 0..<20000 {
             let arg = try cls.createInstance()
             let inv = long.withCString { s in
@@ -317,7 +317,7 @@ final class InvocationRecordTests: XCTestCase {
         if let heapBefore = before.heap, let heapAfter = fwdLiveHeapBytes() {
             XCTAssertLessThan(heapAfter - heapBefore, 1 << 20, "copied C strings are freed with the record")
         } else {
-            XCTAssertLessThan(fwdResidentBytes() - before.rss, 16 << 20, "copied C strings are freed with the record")
+            XCTAssertLessThan(residentBytes() - before.rss, 16 << 20, "copied C strings are freed with the record")
         }
     }
 
@@ -327,8 +327,8 @@ final class InvocationRecordTests: XCTestCase {
             try me.value(ofIvar: "value", as: Int.self) + a.value(ofIvar: "value", as: Int.self)
                 + b.value(ofIvar: "value", as: Int.self) + (name.string?.count ?? -1000)
         }
-        let deallocated = FwdLocked<[String]>([])
-        let holder = FwdLocked<Invocation?>(nil)
+        let deallocated = Locked<[String]>([])
+        let holder = Locked<Invocation?>(nil)
         let weak: [WeakReference]
         do {
             var objects: [Object] = []
@@ -354,9 +354,9 @@ final class InvocationRecordTests: XCTestCase {
         XCTAssertEqual(deallocated.current, [], "the record keeps its objects alive")
         XCTAssertTrue(weak.allSatisfy { $0.object != nil })
 
-        let result = FwdLocked<Int?>(nil)
-        let aliveDuringReplay = FwdLocked(false)
-        let deallocatedAfterReplay = FwdLocked<[String]>([])
+        let result = Locked<Int?>(nil)
+        let aliveDuringReplay = Locked(false)
+        let deallocatedAfterReplay = Locked<[String]>([])
         let ranElsewhere = fwdRunOnNewThread {
             var inv = holder.withLock { v -> Invocation? in
                 defer { v = nil }
@@ -382,13 +382,13 @@ final class InvocationRecordTests: XCTestCase {
 
     func testARecordWithALargeStructArgumentCanBeInvokedAgain() throws {
         let cls = try makeClass("InvBigStruct")
-        let received = FwdLocked<[FwdRect]>([])
+        let received = Locked<[FwdRect]>([])
         try cls.addMethod("keep:") { (_: ObjectRef, r: FwdRect) -> Double in
             received.withLock { $0.append(r) }
             return r.origin.x + r.size.height
         }
         let o = try cls.createInstance()
-        let rect = FwdRect(origin: FwdPoint(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
+        let rect = FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
         let inv = Invocation(signature: try Signature("d@:{Rect={Point=dd}{Size=dd}}"), target: o, selector: "keep:")
         try inv.setArgument(rect, at: 0)
         try inv.invoke()

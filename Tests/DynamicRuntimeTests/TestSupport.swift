@@ -6,7 +6,10 @@ import XCTest
 @testable import DynamicRuntime
 
 /// Class names are process-wide: every test makes its own so tests never collide.
-func uniqueName(_ base: String = #function) -> String {
+func uniqueName(_ base: String = #function) -> String { uniqueClassName(base) }
+
+/// A class name no other test in the process uses: `base_<counter>`.
+func uniqueClassName(_ base: String) -> String {
     let stem = base.filter { $0.isLetter || $0.isNumber }
     return "\(stem)_\(nameCounter.add(1, ordering: .relaxed).newValue)"
 }
@@ -34,6 +37,7 @@ func assertThrows<T>(_ expected: RuntimeError, file: StaticString = #filePath, l
 }
 
 /// Returns the RuntimeError `body` throws (failing the test if it throws nothing).
+@discardableResult
 func thrownError<T>(file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> T) -> RuntimeError? {
     do {
         _ = try body()
@@ -132,3 +136,142 @@ struct Rect: StructMessageValue, Equatable {
     var size: Point
     static let typeEncoding = TypeEncoding.structure(name: "Rect", fields: [Point.typeEncoding, Point.typeEncoding])
 }
+
+// MARK: - Forwarding, invocation and hook tests
+
+/// Makes and registers a uniquely named class.
+func makeClass(_ base: String, superclass: RuntimeClass? = nil,
+               ivars: [(name: String, type: TypeEncoding)] = []) throws -> RuntimeClass {
+    try RuntimeClass(name: uniqueClassName(base), superclass: superclass, ivars: ivars)
+}
+
+/// A uniquely named proxy class.
+func makeProxyClass(_ base: String,
+                    intercept: ((Invocation, _ proceed: () throws -> Void) throws -> Void)? = nil) throws -> RuntimeClass {
+    try Proxy.makeClass(name: uniqueClassName(base), intercept: intercept)
+}
+
+/// A value shared across threads and closures, behind a lock.
+final class Locked<T>: @unchecked Sendable {
+    private var value: T
+    private let lock = NSLock()
+    init(_ value: T) { self.value = value }
+    func withLock<R>(_ body: (inout T) throws -> R) rethrows -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(&value)
+    }
+    var current: T { withLock { $0 } }
+    func set(_ v: T) { withLock { $0 = v } }
+}
+
+extension Locked {
+    func append<E>(_ element: E) where T == [E] { withLock { $0.append(element) } }
+    /// Empties the array and returns what it held.
+    func take<E>() -> [E] where T == [E] { withLock { (v: inout [E]) -> [E] in defer { v = [] }; return v } }
+}
+
+extension RuntimeError {
+    var isDoesNotRecognize: Bool { if case .doesNotRecognizeSelector = self { true } else { false } }
+    var isForwardingFailed: Bool { if case .forwardingFailed = self { true } else { false } }
+    var isSignatureMismatch: Bool { if case .signatureMismatch = self { true } else { false } }
+    var isInvalidArgument: Bool { if case .invalidArgument = self { true } else { false } }
+    var isHookFailed: Bool { if case .hookFailed = self { true } else { false } }
+    var isReservedSelector: Bool { if case .reservedSelector = self { true } else { false } }
+    var isImplementationFailed: Bool { if case .implementationFailed = self { true } else { false } }
+    var isMalformedEncoding: Bool { if case .malformedEncoding = self { true } else { false } }
+}
+
+/// An error a test hook or method throws.
+struct FwdTestError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { "FwdTestError(\(message))" }
+}
+
+// MARK: - Structs passed by value
+
+struct FwdSize: StructMessageValue, Equatable {
+    var width: Double
+    var height: Double
+    static let typeEncoding = TypeEncoding.structure(name: "Size", fields: [.double, .double])
+}
+
+struct FwdRect: StructMessageValue, Equatable {
+    var origin: Point
+    var size: FwdSize
+    static let typeEncoding = TypeEncoding.structure(
+        name: "Rect", fields: [Point.typeEncoding, FwdSize.typeEncoding])
+}
+
+/// Three bytes: returned in a register, smaller than a word.
+struct FwdRGB: StructMessageValue, Equatable {
+    var r: UInt8
+    var g: UInt8
+    var b: UInt8
+    static let typeEncoding = TypeEncoding.structure(name: "RGB", fields: [.uint8, .uint8, .uint8])
+}
+
+// MARK: - Process measurements
+
+/// Under AddressSanitizer: the bytes the process has allocated with malloc and not freed yet,
+/// from ASan's allocator (`__sanitizer_get_current_allocated_bytes`); nil without ASan.
+///
+/// RSS says nothing about leaks under ASan: freed blocks stay in its quarantine (up to 256 MB)
+/// and shadow memory is mapped as the heap is touched, so RSS grows by tens of MB with no leak.
+/// Quarantined blocks are not counted here, so this is exact. (Without ASan, RSS is the
+/// measure: glibc's `mallinfo2` is not visible to Swift through the Glibc module.)
+func fwdLiveHeapBytes() -> Int? {
+    guard let sym = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__sanitizer_get_current_allocated_bytes") else {
+        return nil
+    }
+    return unsafeBitCast(sym, to: (@convention(c) () -> Int).self)()
+}
+
+/// Frees whatever retired hooks, chains and caches no reader can reach.
+func fwdCollect() {
+    Runtime.state.collectGarbage()
+    Runtime.state.collectGarbage()
+}
+
+/// Runs `body` on a new thread and waits for it; returns whether it ran on another thread.
+@discardableResult
+func fwdRunOnNewThread(_ body: @escaping @Sendable () -> Void) -> Bool {
+    let done = DispatchSemaphore(value: 0)
+    let mainID = Locked<pthread_t?>(pthread_self())
+    let sameThread = Locked(true)
+    let t = Thread {
+        sameThread.set(pthread_equal(pthread_self(), mainID.current!) != 0)
+        body()
+        done.signal()
+    }
+    t.stackSize = 8 << 20
+    t.start()
+    done.wait()
+    return !sameThread.current
+}
+
+/// A canonical text for a dynamic value, struct bytes included (DynamicValue is not Equatable).
+func fwdFingerprint(_ v: DynamicValue) -> String {
+    switch v {
+    case let .structure(t, bytes): "\(t.encoding)[\(bytes.map { String($0) }.joined(separator: ","))]"
+    case let .float(f): "f\(f.bitPattern)"
+    case let .double(d): "d\(d.bitPattern)"
+    case let .object(o): "@\(o.map { String(UInt(bitPattern: $0.raw)) } ?? "nil")"
+    case let .cString(s): "*\(s.string ?? "NULL")"
+    default: "\(v.typeEncoding.encoding):\(v)"
+    }
+}
+
+/// A C string that lives for the whole test process (tests compare contents, not pointers).
+/// Each copy is kept in `fwdStaticCStrings`, so that it stays reachable: LeakSanitizer reports
+/// a copy that nothing points to any more.
+func fwdStaticCString(_ s: String) -> CString {
+    let copy = UnsafePointer(strdup(s)!)
+    fwdStaticCStrings.withLock { $0.append(copy) }
+    return CString(copy)
+}
+
+private let fwdStaticCStrings = Locked<[UnsafePointer<CChar>]>([])
+
+/// A C function pointer as a comparable IMP (C function types are not Equatable in Swift).
+func fwdIMP(_ p: sf_imp?) -> IMP? { p.map { IMP($0) } }
