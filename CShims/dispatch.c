@@ -1,6 +1,5 @@
 // Message lookup entry points for C callers: the cache first, the slow path on a miss.
 #include "sf_private.h"
-#include <stdio.h>
 
 sf_lookup_slow_fn _Atomic sf_lookup_slow;
 struct sf_method sf_forward_method;
@@ -29,17 +28,14 @@ sf_method_t sf_class_getInstanceMethod(sf_class_t cls, sf_sel sel) {
     return m;
 }
 
-void sf_clear_last_error(void);  // error.c: cheaper than sf_set_last_error(SF_OK, "") on hits
-
 // The miss is reported like Swift's doesNotRecognizeSelector, naming the class users see.
 static void record_unrecognized(sf_class_t cls, sf_sel sel) {
     sf_class_t shown = cls;
     while (shown->superclass && (shown->info & SF_CLASS_HIDDEN)) shown = shown->superclass;
     bool meta = cls->info & SF_CLASS_META;
-    char message[512];
-    snprintf(message, sizeof message, "%c[%s %s]: unrecognized selector sent to %s", meta ? '+' : '-',
-             shown->name ? shown->name : "?", sel->name, meta ? "class" : "instance");
-    sf_set_last_error(SF_ERR_UNRECOGNIZED_SELECTOR, message);
+    sf_set_last_error_parts(SF_ERR_UNRECOGNIZED_SELECTOR, meta ? "+[" : "-[", shown->name ? shown->name : "?", " ",
+                            sel->name, meta ? "]: unrecognized selector sent to class"
+                                            : "]: unrecognized selector sent to instance");
 }
 
 static sf_imp lookup_imp(sf_class_t cls, sf_sel sel) {
@@ -52,7 +48,26 @@ static sf_imp lookup_imp(sf_class_t cls, sf_sel sel) {
     return imp;
 }
 
+static sf_imp msg_lookup_full(sf_id obj, sf_sel sel);
+
+// The hit path as a leaf: a registered thread outside any read section, a cached method, no
+// error to clear. Everything else (and every miss) takes the full path, which saves registers.
 sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
+    struct sf_rcu_reader *r = sf_rcu_self;
+    if (__builtin_expect(obj && sel && r && r->nesting == 0 && !sf_rcu_readers_fence &&
+                         sf_last_status == SF_OK, 1)) {
+        atomic_store_explicit(&r->epoch, atomic_load_explicit(&sf_rcu_epoch, memory_order_acquire),
+                              memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
+        sf_method_t m = sf_cache_probe(sf_object_isa(obj), sel);
+        sf_imp imp = m && m != &sf_forward_method ? sf_method_imp(m) : NULL;
+        atomic_store_explicit(&r->epoch, 0, memory_order_release);
+        if (__builtin_expect(imp != NULL, 1)) return imp;
+    }
+    return msg_lookup_full(obj, sel);
+}
+
+static sf_imp msg_lookup_full(sf_id obj, sf_sel sel) {
     if (!obj) {
         sf_set_last_error(SF_ERR_NIL_RECEIVER, "message sent to a nil receiver");
         return NULL;

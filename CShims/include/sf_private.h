@@ -288,6 +288,16 @@ static inline size_t sf_hook_slot_size(void) { return sizeof(struct sf_hook_slot
 /* ---- thread-local errors ---- */
 
 void sf_set_last_error(sf_status status, const char *message);
+/* Sets the last error to "<prefix><a><middle><b><suffix>" without printf (misses are common). */
+void sf_set_last_error_parts(sf_status status, const char *prefix, const char *a, const char *middle,
+                             const char *b, const char *suffix);
+void sf_clear_last_error_slow(void);
+extern _Thread_local sf_status sf_last_status __attribute__((tls_model("initial-exec")));
+
+/* The success path of lookups: one thread-local load; a store only after an error. */
+static inline void sf_clear_last_error(void) {
+    if (__builtin_expect(sf_last_status != SF_OK, 0)) sf_clear_last_error_slow();
+}
 
 /* ---- libffi helpers awkward in Swift ---- */
 
