@@ -9,7 +9,7 @@ import CShims
 extension RuntimeClass {
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod<R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> R
     ) throws(RuntimeError) -> Method {
@@ -20,7 +20,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod<R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> R
     ) throws(RuntimeError) -> IMP? {
@@ -31,7 +31,7 @@ extension RuntimeClass {
     }
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> Void
     ) throws(RuntimeError) -> Method {
@@ -42,7 +42,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> Void
     ) throws(RuntimeError) -> IMP? {
@@ -53,7 +53,7 @@ extension RuntimeClass {
     }
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod<A: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> Method {
@@ -64,7 +64,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> IMP? {
@@ -75,7 +75,7 @@ extension RuntimeClass {
     }
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod<A: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> Method {
@@ -86,7 +86,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> IMP? {
@@ -97,7 +97,7 @@ extension RuntimeClass {
     }
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> Method {
@@ -108,7 +108,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> IMP? {
@@ -119,7 +119,7 @@ extension RuntimeClass {
     }
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> Method {
@@ -130,7 +130,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> IMP? {
@@ -141,7 +141,7 @@ extension RuntimeClass {
     }
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> Method {
@@ -152,7 +152,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> IMP? {
@@ -163,7 +163,7 @@ extension RuntimeClass {
     }
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> Method {
@@ -174,7 +174,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> IMP? {
@@ -185,7 +185,7 @@ extension RuntimeClass {
     }
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> Method {
@@ -196,7 +196,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> IMP? {
@@ -207,7 +207,7 @@ extension RuntimeClass {
     }
 
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
-    @discardableResult
+    @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> Method {
@@ -218,7 +218,7 @@ extension RuntimeClass {
     }
 
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
-    @discardableResult
+    @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> IMP? {

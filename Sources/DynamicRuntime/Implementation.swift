@@ -38,6 +38,7 @@ public struct IMP: Hashable, @unchecked Sendable, CustomStringConvertible {
 }
 
 /// The body a closure IMP runs: (return storage, argument pointers incl. self and _cmd).
+@usableFromInline
 typealias ClosureBody = (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws -> Void
 
 /// A libffi closure that turns a Swift closure into a C-callable IMP for one signature.

@@ -47,12 +47,23 @@ extension MessageArgument {
     }
 
     /// Argument `index` of a closure IMP's frame (receiver and selector come first).
+    /// Inlinable so that typed closure IMPs read their arguments without witness tables.
+    @inlinable
     static func argument(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ index: Int) throws(RuntimeError) -> Self {
-        try load(from: args[index]!) {
-            let raw = args[0]!.load(as: sf_id?.self)
-            let name = raw.flatMap { sf_object_getClass($0) }.map { String(cString: sf_class_getName($0)) } ?? "nil"
-            return (name, Selector(raw: args[1]!.load(as: sf_sel.self)).name, index - 1)
+        let p = UnsafeRawPointer(args[index]!)
+        if !acceptsNull, p.load(as: UnsafeRawPointer?.self) == nil {
+            throw nullArgumentError(args, index)
         }
+        return Self(argumentStorage: p)
+    }
+
+    /// The error for a NULL in argument `index`, out of line: only bad input builds it.
+    @usableFromInline
+    static func nullArgumentError(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ index: Int) -> RuntimeError {
+        let raw = args[0]!.load(as: sf_id?.self)
+        let name = raw.flatMap { sf_object_getClass($0) }.map { String(cString: sf_class_getName($0)) } ?? "nil"
+        return .invalidArgument(className: name, selector: Selector(raw: args[1]!.load(as: sf_sel.self)).name,
+                                reason: "argument \(index - 1) is NULL but the method takes a non-optional \(Self.self)")
     }
 }
 

@@ -70,7 +70,7 @@ extension RuntimeClass {
         return record
     }
 
-    @discardableResult
+    @usableFromInline @discardableResult
     func install(_ selector: Selector, _ imp: IMP, _ sig: Signature,
                  replacing: Bool) throws(RuntimeError) -> (method: Method, previous: IMP?) {
         try checkReserved(selector)
@@ -112,6 +112,7 @@ extension RuntimeClass {
 
     /// Builds a closure IMP from an untyped body, after checking declared `types` (if any)
     /// against what the Swift closure's types imply.
+    @usableFromInline
     func closureIMP(_ selector: Selector, declared types: String?, returns: TypeEncoding,
                     arguments: [TypeEncoding], body: @escaping ClosureBody) throws(RuntimeError) -> (IMP, Signature) {
         let implied = Signature.encoding(returning: returns, arguments: arguments)
