@@ -49,6 +49,8 @@ public final class BenchFixtures: @unchecked Sendable {
     public let hookedRef: ObjectRef
     /// 4a: an instead-hook that only calls `proceed()`.
     public let passHookAdd: Selector = "passHookAdd:to:"
+    /// 4c: as 4a, over a Swift-closure method (`a &+ b`).
+    public let passHookClosureAdd: Selector = "passHookClosureAdd:to:"
     /// 4b: a rule of duration zero: every call is captured and performed at once.
     public let passRuleAdd: Selector = "passRuleAdd:to:"
     /// 5: `firstly`, window open: every call is dropped.
@@ -134,6 +136,7 @@ public final class BenchFixtures: @unchecked Sendable {
         for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd] {
             try hooked.addMethod(sel, implementation: imp, types: "q@:qq")
         }
+        try hooked.addMethod(passHookClosureAdd) { (_: ObjectRef, a: Int, b: Int) in a &+ b }
         hookedObject = try hooked.createInstance()
         hookedRef = hookedObject.ref
         engine = Engine(executor: ManualExecutor(clock: clock))
@@ -141,6 +144,7 @@ public final class BenchFixtures: @unchecked Sendable {
         toggleRule = Rule(target: hooked, selector: toggleRuleAdd, duration: hour, mode: .firstly)
 
         tokens.append(try hooked.hook(passHookAdd, .instead, passThrough))
+        tokens.append(try hooked.hook(passHookClosureAdd, .instead, passThrough))
         for (sel, duration, mode) in [(passRuleAdd, Duration.zero, ThrottleMode.firstly),
                                       (dropAdd, hour, .firstly), (lastAdd, hour, .last),
                                       (debounceAdd, hour, .debounce)] {
@@ -150,7 +154,8 @@ public final class BenchFixtures: @unchecked Sendable {
         }
         // One call each opens the windows (5: performed, and the window starts; 6: held) and
         // warms the caches and the rules' spare records.
-        for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd] {
+        for sel in [passHookAdd, passHookClosureAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd,
+                    toggleRuleAdd] {
             for i in 0..<4 { let _: Int = try hookedRef.send(sel, i, 1) }
         }
         try engine.apply(toggleRule)
@@ -171,6 +176,7 @@ public final class BenchFixtures: @unchecked Sendable {
             guard r == 42 else { throw BenchFixtureError(message: "\(what): returned \(r), expected 42") }
         }
         try check(passHookAdd, 42, "pass-through hook")
+        try check(passHookClosureAdd, 42, "pass-through hook over a closure")
         try check(passRuleAdd, 42, "pass-through rule")
         try check(dropAdd, 0, "dropped call")
         try check(lastAdd, 0, "captured call (last)")

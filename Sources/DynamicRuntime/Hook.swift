@@ -342,15 +342,36 @@ final class MethodHook: @unchecked Sendable {
         return MethodRecord.from(m)?.imp ?? IMP(sf_method_imp(m)!)
     }
 
+    /// Runs the original (the caller is in a read section).
     func callOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer) throws(RuntimeError) {
         let imp: sf_imp
+        let owner: ClosureIMP?
         if let direct = sf_hook_original(slot) {
             imp = direct
+            owner = originalBox.load(ordering: .acquiring).flatMap {
+                Unmanaged<OriginalBox>.fromOpaque($0).takeUnretainedValue().imp.owner
+            }
         } else {
             guard let superclass = cls.lookupSuperclass, let m = sf_lookup_method(superclass.raw, selector.raw) else {
                 throw Forwarding.unrecognized(cls.raw, selector)
             }
             imp = sf_method_imp(m)!
+            owner = MethodRecord.from(m)?.imp.owner
+        }
+        // A Swift closure (or another hook's trampoline) runs its body on this very argument
+        // vector: no ffi_call into a libffi closure that would only unpack it again. The box
+        // may lag the slot during a replace; then the pointers differ and libffi is used.
+        if let owner, unsafeBitCast(owner.entry, to: UnsafeRawPointer.self) == unsafeBitCast(imp, to: UnsafeRawPointer.self) {
+            do {
+                try owner.body(ret, args)
+            } catch {
+                ret.initializeMemory(as: UInt8.self, repeating: 0, count: signature.storage.returnSize)
+                let e = Runtime.wrap(error, args)
+                e.record()
+                Runtime.raise(e)
+            }
+            try Runtime.rethrowPending()
+            return
         }
         // libffi's x86-64 ffi_call rewrites the avalue entries of structs larger than 16 bytes
         // to point at copies in its own frame, dead once it returns. Call with a copy of the

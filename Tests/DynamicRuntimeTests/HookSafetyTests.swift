@@ -160,6 +160,42 @@ final class HookSafetyTests: XCTestCase {
         t.remove()
     }
 
+    /// A hook calls a Swift-closure original directly (not through libffi): what the original
+    /// throws must still reach Swift and C senders as it does without the hook, for a method
+    /// of the class itself and for an inherited one.
+    func testAThrowingClosureOriginalUnderAHookReachesTheSender() throws {
+        let base = try makeClass("HookedThrowingOriginal")
+        try base.addMethod("div:by:") { (_: ObjectRef, a: Int, b: Int) -> Int in
+            guard b != 0 else { throw FwdTestError(message: "division by zero") }
+            return a / b
+        }
+        let sub = try makeClass("HookedThrowingOriginalSub", superclass: base)
+        for cls in [base, sub] {
+            let o = try cls.createInstance()
+            let afterRan = Locked(0)
+            let tokens = [try cls.hook("div:by:", .instead) { try $0.proceed() },
+                          try cls.hook("div:by:", .after) { _ in afterRan.withLock { $0 += 1 } }]
+            XCTAssertEqual(try o.send("div:by:", 42, 2) as Int, 21)
+            guard case let .implementationFailed(className, selector, reason)? = thrownError({ try o.send("div:by:", 1, 0) as Int }) else {
+                XCTFail("\(cls.name): expected implementationFailed")
+                continue
+            }
+            XCTAssertEqual(className, cls.name)
+            XCTAssertEqual(selector, "div:by:")
+            XCTAssertTrue(reason.contains("division by zero"), reason)
+            XCTAssertEqual(afterRan.current, 1, "after-hooks do not run when the original throws")
+            let args = FwdCArgs()
+            args.add(Int64(1))
+            args.add(Int64(0))
+            var ret: Int64 = -1
+            XCTAssertEqual(args.send(o.raw, "div:by:", &ret), SF_ERR_FORWARDING)
+            XCTAssertEqual(ret, 0, "the C caller gets zero")
+            XCTAssertTrue(String(cString: sf_last_error_message()).contains("division by zero"))
+            XCTAssertEqual(try o.send("div:by:", 9, 3) as Int, 3, "the next send is clean")
+            for t in tokens { t.remove() }
+        }
+    }
+
     func testAThrowingHookReachesACSenderAsAnErrorCode() throws {
         let cls = try makeCalc("HookThrowsC")
         let o = try cls.createInstance()
