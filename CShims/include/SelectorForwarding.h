@@ -71,7 +71,9 @@ sf_imp sf_class_getMethodImplementation(sf_class_t cls, sf_sel sel);
 sf_sel sf_method_getName(sf_method_t m);
 sf_imp sf_method_getImplementation(sf_method_t m);
 const char *sf_method_getTypeEncoding(sf_method_t m);
+/* On a hooked method the hook stays and wraps `imp`; returns the IMP it wrapped. */
 sf_imp sf_method_setImplementation(sf_method_t m, sf_imp imp);
+/* Refused (sf_last_error() says why) for NULL, different signatures, or a hooked method. */
 void sf_method_exchangeImplementations(sf_method_t a, sf_method_t b);
 
 /* Instance variables, declared before sf_registerClassPair. */

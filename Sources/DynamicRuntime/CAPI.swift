@@ -108,6 +108,14 @@ func sf_method_setImplementation_impl(_ m: sf_method_t?, _ imp: sf_imp?) -> sf_i
     }
     return Runtime.state.lock.withLock {
         guard let record = MethodRecord.from(m) else { return nil }
+        if let hook = record.hook {
+            // As replaceMethod does: the trampoline stays, the hook wraps the new IMP, and
+            // unhooking later restores that one.
+            let old = hook.original ?? hook.currentOriginal()
+            _ = hook.replaceOriginal(with: IMP(imp))
+            if let owner = old.owner { record.owningClass.keptAlive.append(owner) }
+            return old.pointer
+        }
         let old = record.exchange(with: IMP(imp))
         if let owner = old.owner { record.owningClass.keptAlive.append(owner) }
         return old.pointer
@@ -116,13 +124,30 @@ func sf_method_setImplementation_impl(_ m: sf_method_t?, _ imp: sf_imp?) -> sf_i
 
 @_cdecl("sf_method_exchangeImplementations")
 func sf_method_exchangeImplementations_impl(_ a: sf_method_t?, _ b: sf_method_t?) {
-    guard let a, let b else { return }
-    Runtime.state.lock.withLock {
-        guard let ra = MethodRecord.from(a), let rb = MethodRecord.from(b) else { return }
+    guard let a, let b else {
+        return fail(.invalidArgument(className: "-", selector: "-", reason: "sf_method_exchangeImplementations: a method is NULL"), ())
+    }
+    // The checks of RuntimeClass.exchangeImplementations: an IMP must never run with another
+    // signature's arguments, and a hook's trampoline must stay where unhooking looks for it.
+    let refused = Runtime.state.lock.withLock { () -> RuntimeError? in
+        guard let ra = MethodRecord.from(a), let rb = MethodRecord.from(b) else {
+            return .invalidArgument(className: "-", selector: "-", reason: "sf_method_exchangeImplementations: not a runtime method")
+        }
+        guard ra.signature == rb.signature else {
+            return .signatureMismatch(className: ra.owningClass.visibleName, selector: rb.selector.name,
+                                      expected: ra.signature.encoding, actual: rb.signature.encoding)
+        }
+        if let hooked = [ra, rb].first(where: { $0.hook != nil }) {
+            return .hookFailed(className: hooked.owningClass.visibleName, selector: hooked.selector.name,
+                               reason: "remove its hooks before exchanging implementations")
+        }
         let impA = ra.imp
         let impB = rb.exchange(with: impA)
         _ = ra.exchange(with: impB)
+        return nil
     }
+    if let refused { return fail(refused, ()) }
+    succeed()
 }
 
 @_cdecl("sf_class_addIvar")

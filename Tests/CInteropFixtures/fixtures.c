@@ -234,7 +234,8 @@ int fx_scenario_replace_exchange(const char *name) {
     sf_method_exchangeImplementations(sf_class_getInstanceMethod(cls, value), sf_class_getInstanceMethod(cls, other));
     CHECK(sf_msg_lookup(obj, value) == IMP(one));
     CHECK(sf_msg_lookup(obj, other) == IMP(three));
-    sf_method_exchangeImplementations(NULL, m);  // ignored
+    sf_method_exchangeImplementations(NULL, m);
+    CHECK(sf_last_error() == SF_ERR_INVALID_ARGUMENT && sf_msg_lookup(obj, value) == IMP(one));
 
     sf_release(obj);
     CHECK(sf_disposeClassPair(cls) == SF_OK);

@@ -305,6 +305,41 @@ final class HookSafetyTests: XCTestCase {
         XCTAssertEqual(try o.send("add:to:", 1, 5) as Int, 4)
     }
 
+    /// The C API keeps the same guarantees: exchanging a hooked method is refused with
+    /// SF_ERR_HOOK (or a signature mismatch), and setting a hooked method's IMP keeps the
+    /// trampoline, so the hook still runs and unhooking restores the new IMP.
+    func testTheCAPICannotMoveAHooksTrampoline() throws {
+        let cls = try makeCalc("HookGuardsC")
+        try cls.addMethod("sub:from:") { (_: ObjectRef, a: Int, b: Int) in b - a }
+        try cls.addMethod("half:") { (_: ObjectRef, x: Double) in x / 2 }
+        let o = try cls.createInstance()
+        let add = sf_class_getInstanceMethod(cls.raw, Selector("add:to:").raw)
+        let sub = sf_class_getInstanceMethod(cls.raw, Selector("sub:from:").raw)
+        let half = sf_class_getInstanceMethod(cls.raw, Selector("half:").raw)
+        sf_method_exchangeImplementations(add, half)
+        XCTAssertEqual(sf_last_error(), SF_ERR_SIGNATURE_MISMATCH)
+        XCTAssertEqual(try o.send("half:", 3.0) as Double, 1.5)
+
+        let before = Locked(0)
+        let t = try cls.hook("add:to:", .before) { _ in before.withLock { $0 += 1 } }
+        let trampoline = sf_method_getImplementation(add)
+        sf_method_exchangeImplementations(add, sub)
+        XCTAssertEqual(sf_last_error(), SF_ERR_HOOK)
+        XCTAssertTrue(String(cString: sf_last_error_message()).contains("add:to:"))
+        XCTAssertEqual(try o.send("sub:from:", 1, 5) as Int, 4, "nothing was exchanged")
+
+        let subIMP = sf_method_getImplementation(sub)!
+        let old = sf_method_setImplementation(add, subIMP)
+        XCTAssertNotNil(old)
+        XCTAssertEqual(fwdIMP(sf_method_getImplementation(add)), fwdIMP(trampoline), "the trampoline stays")
+        XCTAssertEqual(try o.send("add:to:", 1, 5) as Int, 4, "the hook wraps the new IMP")
+        XCTAssertEqual(before.current, 1)
+        t.remove()
+        XCTAssertEqual(fwdIMP(sf_method_getImplementation(add)), fwdIMP(subIMP), "unhook restores the IMP set from C")
+        XCTAssertEqual(try o.send("add:to:", 1, 5) as Int, 4)
+        XCTAssertEqual(before.current, 1)
+    }
+
     // MARK: - Re-entrant sends
 
     func testAHookThatSendsTheSameMessageToItsObjectReentersTheHook() throws {
