@@ -15,6 +15,15 @@ final class AppliedRule: @unchecked Sendable {
     /// nothing in steady state.
     private var spare: Invocation?
     private var _lastResult: DynamicValue?
+    /// Where a discard stands (KB-4: a sender may still be inside the hook, about to defer a
+    /// message into a limiter the discard has already settled).
+    private enum Discard {
+        /// `Engine.discard` is settling the limiter; `again` asks it for one more round.
+        case settling(PendingPolicy, again: Bool)
+        /// Done: a sender that defers from now on applies the policy itself.
+        case settled(PendingPolicy)
+    }
+    private var discard: Discard?
 
     init(rule: Rule, engine: Engine) {
         self.rule = rule
@@ -22,6 +31,27 @@ final class AppliedRule: @unchecked Sendable {
     }
 
     var lastResult: DynamicValue? { lock.withLock { _lastResult } }
+
+    /// Called by `Engine.discard` before it removes the hook.
+    func beginDiscard(_ policy: PendingPolicy) { lock.withLock { discard = .settling(policy, again: false) } }
+
+    /// Flushes or cancels the limiter on the discarding thread until no sender asked for
+    /// another round, so everything deferred before this returns is settled here.
+    func finishDiscard(_ policy: PendingPolicy) {
+        repeat {
+            switch policy {
+            case .flush: limiter.flush()
+            case .cancel: limiter.cancel()
+            }
+        } while lock.withLock { () -> Bool in
+            if case .settling(_, again: true) = discard {
+                discard = .settling(policy, again: false)
+                return true
+            }
+            discard = .settled(policy)
+            return false
+        }
+    }
 
     /// The hook body: decide, then perform now, drop, or keep the call for later.
     func handle(_ ctx: HookContext) throws {
@@ -55,6 +85,30 @@ final class AppliedRule: @unchecked Sendable {
             try writeSuppressedReturn(ctx)
             // The record the limiter just let go of can serve the next message.
             if previous != nil, previous!.isUniquelyReferenced() { keepSpare(previous!) }
+            settleIfDiscarded()
+        }
+    }
+
+    /// After a `.deferred`: if the rule is being discarded, the discard may already have
+    /// settled the limiter. While it is still settling, ask it for another round; once it is
+    /// done, apply its policy here. `receive` ran before this check, and the discard marks
+    /// before it settles, so one of the two always sees the message.
+    private func settleIfDiscarded() {
+        let policy = lock.withLock { () -> PendingPolicy? in
+            switch discard {
+            case nil:
+                return nil
+            case let .settling(p, _):
+                discard = .settling(p, again: true)
+                return nil
+            case let .settled(p):
+                return p
+            }
+        }
+        switch policy {
+        case nil: break
+        case .flush?: limiter.flush()
+        case .cancel?: limiter.cancel()
         }
     }
 

@@ -116,14 +116,12 @@ public final class Engine: @unchecked Sendable {
             return state
         }
         guard let state else { return false }
+        state.beginDiscard(pending)
         state.hook?.remove()
         if let token = state.deallocToken, case let .instance(weak, _, _) = rule.target {
             weak.object?.removeDeallocObserver(token)
         }
-        switch pending {
-        case .cancel: state.limiter.cancel()
-        case .flush: state.limiter.flush()
-        }
+        state.finishDiscard(pending)
         return true
     }
 

@@ -295,4 +295,50 @@ final class EngineConcurrencyTests: XCTestCase {
         XCTAssertEqual(mismatches.value.count, 0, "\(mismatches.value.prefix(5))")
         rule.discard()
     }
+
+    /// 8 senders are inside a `last` rule's hook while it is discarded (KB-4). Whatever a
+    /// sender's message meets — the hook gone, a limiter already flushed or cancelled — no
+    /// discarded rule may still hold a message afterwards; with `.flush` the message deferred
+    /// last is performed, and nothing is performed twice. The window never closes (virtual
+    /// clock never advanced), so only the discard can perform a deferred message.
+    func testDiscardWhileSendersAreInsideTheHookStrandsNothing() throws {
+        let log = CallLog(clock: MonotonicClock())
+        let (cls, _) = try makeClasses(log)
+        let engine = Engine(executor: ManualExecutor(clock: ManualClock()))
+        let obj = try cls.createInstance()
+        let senders = 8
+        var stranded: [String] = []
+        var deferredButLost: [String] = []
+        for round in 0..<200 {
+            let policy: PendingPolicy = round % 4 == 3 ? .cancel : .flush
+            let rule = Rule(target: cls, selector: "tick:", duration: .seconds(3600), mode: .last)
+            try engine.apply(rule)
+            let state = try XCTUnwrap(rule.applied)
+            let deferred = Guarded<[Int]>([])
+            let discarded = Guarded(false)
+            onThreads(senders + 1) { t in
+                if t == senders {
+                    // Discard while the senders are mid-stream.
+                    while deferred.value.count < 8 {}
+                    rule.discard(pending: policy)
+                    discarded.mutate { $0 = true }
+                    return
+                }
+                for i in 0..<200 {
+                    let id = round * 100_000 + t * 1000 + i + 1
+                    if (try? obj.send("tick:", id, as: Int.self)) == 0 { deferred.mutate { $0.append(id) } }
+                    if discarded.value { break }
+                }
+            }
+            if state.limiter.pending != nil { stranded.append("round \(round) (\(policy))") }
+            let performed = Set(log.hits.map(\.arg))
+            if policy == .flush, !deferred.value.isEmpty, !deferred.value.contains(where: performed.contains) {
+                deferredButLost.append("round \(round): \(deferred.value.count) deferred, none performed")
+            }
+        }
+        XCTAssertEqual(stranded, [], "deferred messages left in discarded rules")
+        XCTAssertEqual(deferredButLost, [])
+        let ids = log.hits.map(\.arg)
+        XCTAssertEqual(ids.count, Set(ids).count, "a message was performed twice")
+    }
 }

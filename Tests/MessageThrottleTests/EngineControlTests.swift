@@ -210,6 +210,70 @@ final class EngineControlTests: XCTestCase {
         XCTAssertEqual(fx.hits, [hit(3, 1000)])
     }
 
+    // MARK: - a sender inside the hook while the rule is discarded (KB-4)
+
+    /// A sender defers its message while `discard(pending: .flush)` is performing the held
+    /// one: the discard performs it too, on the discarding thread, before it returns.
+    func testAMessageDeferredWhileTheDiscardFlushesIsFlushedByTheDiscard() throws {
+        let fx = try makeFixture()
+        let obj = try fx.instance()
+        let rule = Rule(target: obj, selector: "tick:", duration: d, mode: .last)
+        let entered = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0), returned = DispatchSemaphore(value: 0)
+        rule.alwaysInvoke = { _, ctx in
+            if (try? ctx.argument(at: 0, as: Int.self)) == 2 { entered.signal(); proceed.wait() }
+            return false
+        }
+        try fx.engine.apply(rule)
+        XCTAssertEqual(try fx.tick(obj, 1, at: 0), 0)
+        let result = Guarded(-1)
+        Thread { result.mutate { $0 = (try? obj.send("tick:", 2, as: Int.self)) ?? -2 }; returned.signal() }.start()
+        entered.wait()   // the sender is inside the hook
+        fx.log.setOnCall { h in
+            // The discard is performing message 1: let the sender defer message 2 now.
+            if h.arg == 1 { proceed.signal(); returned.wait() }
+        }
+        XCTAssertTrue(fx.engine.discard(rule, pending: .flush))
+        XCTAssertEqual(result.value, 0, "the sender was told its message was deferred")
+        XCTAssertEqual(fx.hits, [hit(1, 0), hit(2, 0)], "both performed before discard returned")
+        XCTAssertEqual(fx.log.threads.map { pthread_equal($0, pthread_self()) != 0 }, [true, true], "on the discarding thread")
+        XCTAssertNil(rule.pendingInvocation)
+        XCTAssertEqual(try fx.tick(obj, 3, at: 10), 30, "the method is restored")
+    }
+
+    /// Same, once the discard has returned: the sender performs its message itself (the
+    /// caller still gets the suppressed value), or drops it after a `.cancel` discard.
+    func testAMessageDeferredAfterTheDiscardReturnedFollowsItsPolicy() throws {
+        for policy in [PendingPolicy.flush, .cancel] {
+            let fx = try makeFixture("AfterDiscard\(policy)")
+            let obj = try fx.instance()
+            let rule = Rule(target: obj, selector: "tick:", duration: d, mode: .last)
+            rule.suppressedReturn = .value(.int64(-7))
+            let entered = DispatchSemaphore(value: 0), proceed = DispatchSemaphore(value: 0), returned = DispatchSemaphore(value: 0)
+            rule.alwaysInvoke = { _, ctx in
+                if (try? ctx.argument(at: 0, as: Int.self)) == 2 { entered.signal(); proceed.wait() }
+                return false
+            }
+            try fx.engine.apply(rule)
+            let state = try XCTUnwrap(rule.applied)
+            let result = Guarded(-1)
+            let sender = Thread {
+                result.mutate { $0 = (try? obj.send("tick:", 2, as: Int.self)) ?? -2 }
+                returned.signal()
+            }
+            sender.start()
+            entered.wait()
+            XCTAssertTrue(fx.engine.discard(rule, pending: policy))
+            XCTAssertEqual(fx.hits, [])
+            proceed.signal()
+            returned.wait()
+            XCTAssertEqual(result.value, -7, "\(policy): the caller got the suppressed value")
+            XCTAssertEqual(fx.hits, policy == .flush ? [hit(2, 0)] : [], "\(policy)")
+            XCTAssertNil(state.limiter.pending, "\(policy): nothing left in the discarded rule")
+            fx.advance(to: 1000)
+            XCTAssertEqual(fx.hits, policy == .flush ? [hit(2, 0)] : [], "\(policy): performed once, not again later")
+        }
+    }
+
     func testDiscardingTwiceIsHarmless() throws {
         let fx = try makeFixture()
         let obj = try fx.instance()
