@@ -64,13 +64,18 @@ final class AppliedRule: @unchecked Sendable {
             try perform(ctx)
             return
         }
-        var record = lock.withLock { () -> Invocation? in
-            defer { spare = nil }
-            return spare
-        }
-        ctx.capture(into: &record)
-        var previous = limiter.pending
-        switch limiter.receive(record!) {
+        // The limiter decides first and asks for the record only if it keeps or performs the
+        // call: a call dropped inside its window copies and retains nothing.
+        var record: Invocation?
+        var (decision, displaced) = limiter.receive(making: {
+            record = lock.withLock { () -> Invocation? in
+                defer { spare = nil }
+                return spare
+            }
+            ctx.capture(into: &record)
+            return record!
+        })
+        switch decision {
         case let .performNow(payload):
             if payload === record! {
                 try perform(ctx)
@@ -80,13 +85,14 @@ final class AppliedRule: @unchecked Sendable {
             keepSpare(record!)
         case .dropped:
             try writeSuppressedReturn(ctx)
-            keepSpare(record!)
+            // Cooldown made a record for onReject, which may have kept it.
+            if record != nil, record!.isUniquelyReferenced() { keepSpare(record!) }
         case .deferred:
             try writeSuppressedReturn(ctx)
-            // The record the limiter just let go of can serve the next message.
-            if previous != nil, previous!.isUniquelyReferenced() { keepSpare(previous!) }
             settleIfDiscarded()
         }
+        // The record the limiter just let go of can serve the next message.
+        if displaced != nil, displaced!.isUniquelyReferenced() { keepSpare(displaced!) }
     }
 
     /// After a `.deferred`: if the rule is being discarded, the discard may already have

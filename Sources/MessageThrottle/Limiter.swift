@@ -155,16 +155,25 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// Before returning, this may call `perform` for an older payload (late
     /// timer, or mode change) and `reject` for this one (cooldown).
     public func receive(_ payload: Payload) -> Decision {
+        receive(making: { payload }).decision
+    }
+
+    /// Like ``receive(_:)``, but makes the payload only if the decision needs it: a message
+    /// dropped inside its window costs no payload at all. `make` runs under the limiter's
+    /// lock and must not call back into it. `displaced` is a payload this message replaced
+    /// (or that a mode change let go of without performing), for the caller to reuse.
+    public func receive(making make: () -> Payload) -> (decision: Decision, displaced: Payload?) {
         var after = Aftermath()
         lock.lock()
         let now = clock.now
         settle(at: now, &after)
         if requested != active { adopt(at: now, &after) }
-        let decision = decide(payload, at: now, &after)
+        let decision = decide(make, at: now, &after)
         rearm()
         lock.unlock()
+        let displaced = after.release.take()
         finish(&after)
-        return decision
+        return (decision, displaced)
     }
 
     /// Performs the held payload now, synchronously on the calling thread,
@@ -260,28 +269,28 @@ public final class Limiter<Payload>: @unchecked Sendable {
         }
     }
 
-    private func decide(_ payload: Payload, at now: ThrottleInstant, _ after: inout Aftermath) -> Decision {
+    private func decide(_ payload: () -> Payload, at now: ThrottleInstant, _ after: inout Aftermath) -> Decision {
         let d = active.duration
         guard d > .zero else {
             // No limiting. settle() has already performed anything held.
             lastCall = now
             lastInvoke = now
-            return .performNow(payload)
+            return .performNow(payload())
         }
         switch active.mode {
         case .firstly, .cooldown:
             lastCall = now
             if let last = lastInvoke, now - last < d {
-                if active.mode == .cooldown { after.reject = payload }
+                if active.mode == .cooldown { after.reject = payload() }
                 return .dropped
             }
             lastInvoke = now
-            return .performNow(payload)
+            return .performNow(payload())
 
         case .last:
             lastCall = now
             if windowStart == nil { windowStart = now }
-            return hold(payload, &after)
+            return hold(payload(), &after)
 
         case .debounce, .debounceMaxWait, .throttle:
             let rule = Self.edgeRule(active)!
@@ -296,7 +305,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
                 if isInvoking {
                     // Leading edge.
                     lastInvoke = now
-                    if rule.leading { return .performNow(payload) }
+                    if rule.leading { return .performNow(payload()) }
                 }
             } else if isInvoking, rule.maxWait != nil {
                 // lodash's "tight loop" branch: maxWait has elapsed inside a window
@@ -304,9 +313,9 @@ public final class Limiter<Payload>: @unchecked Sendable {
                 after.release = held.take()
                 lastInvoke = now
                 windowStart = now
-                return .performNow(payload)
+                return .performNow(payload())
             }
-            if rule.trailing { return hold(payload, &after) }
+            if rule.trailing { return hold(payload(), &after) }
             return .dropped
         }
     }
