@@ -13,6 +13,8 @@ public final class Engine: @unchecked Sendable {
 
     private let lock = ThrottleLock()
     private var applied: [ObjectIdentifier: Rule] = [:]
+    /// The same rules by selector: `rule(for:selector:)` looks at the few for one selector.
+    private var bySelector: [Selector: [Rule]] = [:]
 
     /// All rules applied anywhere, for the one-rule-per-hierarchy check.
     private static let registryLock = ThrottleLock()
@@ -29,21 +31,21 @@ public final class Engine: @unchecked Sendable {
     /// The rule that limits `selector` for `receiver`: its instance rule, else the class rule
     /// of its class or a superclass (for a class object: its class-method rule).
     public func rule(for receiver: some MessageReceiver, selector: Selector) -> Rule? {
-        let all = rules
+        guard let all = lock.withLock({ bySelector[selector] }) else { return nil }
         if let cls = receiver as? RuntimeClass {
             return all.first { r in
-                if case let .classMethods(c) = r.target { return r.selector == selector && cls.instanceClass.isSubclass(of: c) }
+                if case let .classMethods(c) = r.target { return cls.instanceClass.isSubclass(of: c) }
                 return false
             }
         }
         let raw = receiver.receiver.raw.map(UnsafeMutableRawPointer.init)
         if let instance = all.first(where: { r in
-            if case let .instance(_, id, _) = r.target { return r.selector == selector && id == raw }
+            if case let .instance(_, id, _) = r.target { return id == raw }
             return false
         }) { return instance }
         guard let cls = receiver.runtimeClass else { return nil }
         return all.first { r in
-            if case let .instances(c) = r.target { return r.selector == selector && cls.isSubclass(of: c) }
+            if case let .instances(c) = r.target { return cls.isSubclass(of: c) }
             return false
         }
     }
@@ -99,7 +101,10 @@ public final class Engine: @unchecked Sendable {
             }
             Engine.registry[ObjectIdentifier(rule)] = rule
             rule.setApplied(state)
-            lock.withLock { applied[ObjectIdentifier(rule)] = rule }
+            lock.withLock {
+                applied[ObjectIdentifier(rule)] = rule
+                bySelector[rule.selector, default: []].append(rule)
+            }
         }
     }
 
@@ -112,7 +117,11 @@ public final class Engine: @unchecked Sendable {
             guard let state = rule.applied, state.engine === self else { return nil }
             Engine.registry[ObjectIdentifier(rule)] = nil
             rule.setApplied(nil)
-            lock.withLock { applied[ObjectIdentifier(rule)] = nil }
+            lock.withLock {
+                applied[ObjectIdentifier(rule)] = nil
+                bySelector[rule.selector]?.removeAll { $0 === rule }
+                if bySelector[rule.selector]?.isEmpty == true { bySelector[rule.selector] = nil }
+            }
             return state
         }
         guard let state else { return false }
