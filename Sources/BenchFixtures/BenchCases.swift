@@ -84,7 +84,7 @@ extension BenchCase {
         list.append(BenchCase(id: "4c", name: "hook: instead-hook calling proceed(), closure IMP", slow: true) { f in
             typedSends(f.hookedRef, f.passHookClosureAdd)
         })
-        list.append(BenchCase(id: "4b", name: "hook: pass-through rule (record, then original)", target: 20,
+        list.append(BenchCase(id: "4b", name: "hook: pass-through rule (limiter, then original)", target: 20,
                               slow: true) { f in
             typedSends(f.hookedRef, f.passRuleAdd)
         })

@@ -51,7 +51,7 @@ public final class BenchFixtures: @unchecked Sendable {
     public let passHookAdd: Selector = "passHookAdd:to:"
     /// 4c: as 4a, over a Swift-closure method (`a &+ b`).
     public let passHookClosureAdd: Selector = "passHookClosureAdd:to:"
-    /// 4b: a rule of duration zero: every call is captured and performed at once.
+    /// 4b: a rule of duration zero: the limiter lets every call through at once.
     public let passRuleAdd: Selector = "passRuleAdd:to:"
     /// 5: `firstly`, window open: every call is dropped.
     public let dropAdd: Selector = "dropAdd:to:"

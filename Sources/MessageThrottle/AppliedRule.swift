@@ -64,10 +64,10 @@ final class AppliedRule: @unchecked Sendable {
             try perform(ctx)
             return
         }
-        // The limiter decides first and asks for the record only if it keeps or performs the
-        // call: a call dropped inside its window copies and retains nothing.
+        // The limiter decides first and asks for a record only if it keeps the call: a call
+        // performed now or dropped inside its window copies and retains nothing.
         var record: Invocation?
-        var (decision, displaced) = limiter.receive(making: {
+        var (verdict, displaced) = limiter.receive(making: {
             record = lock.withLock { () -> Invocation? in
                 defer { spare = nil }
                 return spare
@@ -75,14 +75,9 @@ final class AppliedRule: @unchecked Sendable {
             ctx.capture(into: &record)
             return record!
         })
-        switch decision {
-        case let .performNow(payload):
-            if payload === record! {
-                try perform(ctx)
-            } else {
-                performDelayed(payload)
-            }
-            keepSpare(record!)
+        switch verdict {
+        case .performNow:
+            try perform(ctx)
         case .dropped:
             try writeSuppressedReturn(ctx)
             // Cooldown made a record for onReject, which may have kept it.

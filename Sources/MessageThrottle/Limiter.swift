@@ -53,6 +53,16 @@ public final class Limiter<Payload>: @unchecked Sendable {
         case deferred
     }
 
+    /// A decision made before the payload exists (``receive(making:)``).
+    public enum Verdict: Equatable, Sendable {
+        /// Perform the message now, synchronously; the limiter kept nothing.
+        case performNow
+        /// Dropped; it will never be performed.
+        case dropped
+        /// Held (the payload was made) to be performed later.
+        case deferred
+    }
+
     private struct Config: Equatable {
         var mode: ThrottleMode
         var duration: Duration
@@ -155,25 +165,29 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// Before returning, this may call `perform` for an older payload (late
     /// timer, or mode change) and `reject` for this one (cooldown).
     public func receive(_ payload: Payload) -> Decision {
-        receive(making: { payload }).decision
+        switch receive(making: { payload }).verdict {
+        case .performNow: .performNow(payload)
+        case .dropped: .dropped
+        case .deferred: .deferred
+        }
     }
 
-    /// Like ``receive(_:)``, but makes the payload only if the decision needs it: a message
-    /// dropped inside its window costs no payload at all. `make` runs under the limiter's
-    /// lock and must not call back into it. `displaced` is a payload this message replaced
-    /// (or that a mode change let go of without performing), for the caller to reuse.
-    public func receive(making make: () -> Payload) -> (decision: Decision, displaced: Payload?) {
+    /// Like ``receive(_:)``, but makes the payload only if the limiter keeps it (to perform
+    /// later, or to report a cooldown rejection): a message performed now or dropped costs no
+    /// payload. `make` runs under the limiter's lock and must not call back into it.
+    /// `displaced` is a payload this message replaced, for the caller to reuse.
+    public func receive(making make: () -> Payload) -> (verdict: Verdict, displaced: Payload?) {
         var after = Aftermath()
         lock.lock()
         let now = clock.now
         settle(at: now, &after)
         if requested != active { adopt(at: now, &after) }
-        let decision = decide(make, at: now, &after)
+        let verdict = decide(make, at: now, &after)
         rearm()
         lock.unlock()
         let displaced = after.release.take()
         finish(&after)
-        return (decision, displaced)
+        return (verdict, displaced)
     }
 
     /// Performs the held payload now, synchronously on the calling thread,
@@ -269,13 +283,13 @@ public final class Limiter<Payload>: @unchecked Sendable {
         }
     }
 
-    private func decide(_ payload: () -> Payload, at now: ThrottleInstant, _ after: inout Aftermath) -> Decision {
+    private func decide(_ payload: () -> Payload, at now: ThrottleInstant, _ after: inout Aftermath) -> Verdict {
         let d = active.duration
         guard d > .zero else {
             // No limiting. settle() has already performed anything held.
             lastCall = now
             lastInvoke = now
-            return .performNow(payload())
+            return .performNow
         }
         switch active.mode {
         case .firstly, .cooldown:
@@ -285,7 +299,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
                 return .dropped
             }
             lastInvoke = now
-            return .performNow(payload())
+            return .performNow
 
         case .last:
             lastCall = now
@@ -305,7 +319,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
                 if isInvoking {
                     // Leading edge.
                     lastInvoke = now
-                    if rule.leading { return .performNow(payload()) }
+                    if rule.leading { return .performNow }
                 }
             } else if isInvoking, rule.maxWait != nil {
                 // lodash's "tight loop" branch: maxWait has elapsed inside a window
@@ -313,14 +327,14 @@ public final class Limiter<Payload>: @unchecked Sendable {
                 after.release = held.take()
                 lastInvoke = now
                 windowStart = now
-                return .performNow(payload())
+                return .performNow
             }
             if rule.trailing { return hold(payload(), &after) }
             return .dropped
         }
     }
 
-    private func hold(_ payload: Payload, _ after: inout Aftermath) -> Decision {
+    private func hold(_ payload: Payload, _ after: inout Aftermath) -> Verdict {
         after.release = held.take()
         held = payload
         return .deferred
