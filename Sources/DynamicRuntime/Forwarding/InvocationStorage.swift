@@ -82,9 +82,19 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         if keep { retainArguments() }
     }
 
+    /// Retains `o` for a record that may outlive the call; a deallocating object (a capture
+    /// made from its dealloc observer) becomes nil: it is freed when the observers return.
+    static func retainForCapture(_ o: sf_id?) -> sf_id? {
+        guard let o else { return nil }
+        if sf_object_flags(o) & UInt32(SF_OBJ_DEALLOCATING) != 0 { return nil }
+        sf_retain_inline(o)
+        return o
+    }
+
     func setTarget(_ t: sf_id?) {
+        var t = t
         if header.argumentsRetained {
-            if let t { sf_retain_inline(t) }
+            t = Self.retainForCapture(t)
             if let old = header.target { sf_release_inline(old) }
         }
         header.target = t
@@ -101,7 +111,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         case .object:
             let old = p.load(as: sf_id?.self)
             write(p)
-            if let new = p.load(as: sf_id?.self) { sf_retain_inline(new) }
+            p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)
             if let old { sf_release_inline(old) }
         case .cString:
             write(p)
@@ -117,13 +127,16 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     func retainArguments() {
         guard !header.argumentsRetained else { return }
         header.argumentsRetained = true
-        if let t = header.target { sf_retain_inline(t) }
+        if header.target != nil {
+            header.target = Self.retainForCapture(header.target)
+            if header.target == nil { writeTargetAndSelector() }
+        }
         let types = header.signature.argumentTypes
         for i in 2..<max(types.count, 2) {
             let p = argumentPointer(i)
             switch types[i] {
             case .object:
-                if let o = p.load(as: sf_id?.self) { sf_retain_inline(o) }
+                p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)
             case .cString:
                 if let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) {
                     header.copiedStrings.append(copy)

@@ -129,11 +129,12 @@ final class MethodHook: @unchecked Sendable {
         // vector: no ffi_call into a libffi closure that would only unpack it again. The box
         // may lag the slot during a replace; then the pointers differ and libffi is used.
         if let owner, unsafeBitCast(owner.entry, to: UnsafeRawPointer.self) == unsafeBitCast(imp, to: UnsafeRawPointer.self) {
+            let receiverClass = Runtime.receiverClass(args)
             do {
                 try owner.body(ret, args)
             } catch {
                 ret.initializeMemory(as: UInt8.self, repeating: 0, count: signature.storage.returnSize)
-                let e = Runtime.wrap(error, args)
+                let e = Runtime.wrap(error, receiverClass: receiverClass, args)
                 e.record()
                 Runtime.raise(e)
             }

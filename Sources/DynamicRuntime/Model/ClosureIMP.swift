@@ -44,13 +44,14 @@ private let closureEntry: @convention(c) (
 ) -> Void = { _, ret, args, userData in
     // The method table keeps the box alive for as long as the IMP is reachable.
     Unmanaged<ClosureIMP>.fromOpaque(userData!)._withUnsafeGuaranteedRef { box in
+        let receiverClass = Runtime.receiverClass(args!)
         do {
             try box.body(ret!, args!)
         } catch {
             // Errors cannot unwind through C frames: the caller gets zero and the sender the error.
             // A C caller that called the IMP itself reads it with sf_last_error().
             ret!.initializeMemory(as: UInt8.self, repeating: 0, count: box.signature.storage.returnSize)
-            let e = Runtime.wrap(error, args!)
+            let e = Runtime.wrap(error, receiverClass: receiverClass, args!)
             e.record()
             Runtime.raise(e)
         }

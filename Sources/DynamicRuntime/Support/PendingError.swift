@@ -35,12 +35,23 @@ extension Runtime {
         }
     }
 
-    /// The error a closure threw, as a runtime error naming the method.
-    static func wrap(_ error: any Error, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> RuntimeError {
+    /// The receiver's visible class, read before a method body runs: the body may free the
+    /// receiver before it throws, so the error must not read it afterwards.
+    @inline(__always)
+    static func receiverClass(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> sf_class_t? {
+        guard let raw = args[0]!.load(as: sf_id?.self) else { return nil }
+        var cls = sf_object_isa(raw)
+        while let c = cls, sf_class_info(c) & UInt32(SF_CLASS_HIDDEN) != 0 { cls = sf_class_super(c) }
+        return cls
+    }
+
+    /// The error a closure threw, as a runtime error naming the method (`cls` from
+    /// `receiverClass`, taken before the call).
+    static func wrap(_ error: any Error, receiverClass cls: sf_class_t?,
+                     _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> RuntimeError {
         if let e = error as? RuntimeError { return e }
-        let raw = args[0]!.load(as: sf_id?.self)
         let sel = Selector(raw: args[1]!.load(as: sf_sel.self))
-        let name = raw.flatMap { sf_object_getClass($0) }.map { String(cString: sf_class_getName($0)) } ?? "nil"
+        let name = cls.map { String(cString: sf_class_getName($0)) } ?? "nil"
         return .implementationFailed(className: name, selector: sel.name, reason: String(describing: error))
     }
 }
