@@ -313,7 +313,12 @@ static inline void sf_clear_last_error(void) {
 
 /* ---- libffi helpers awkward in Swift ---- */
 
+/* The table of scalar type codes (sf_type_codes.h): libffi type and key code of a code
+ * character (NULL / 0 for none), and the rows in order, for Swift's check of its own copy. */
 ffi_type *sf_ffi_type_for_code(char code);
+uint8_t sf_type_code_key(char code);
+size_t sf_type_code_count(void);
+char sf_type_code_character(size_t index);
 ffi_type *sf_ffi_make_struct(ffi_type **elements, size_t count);
 ffi_status sf_ffi_prep_cif(ffi_cif *cif, unsigned nargs, ffi_type *rtype, ffi_type **atypes);
 void *sf_ffi_closure_alloc(void **code);

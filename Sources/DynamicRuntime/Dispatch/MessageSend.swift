@@ -231,7 +231,7 @@ enum MessageSend {
         }
         for (i, (want, arg)) in zip(expected, args).enumerated() {
             let have = argTypes[i]
-            guard want.isCompatible(with: have) || (arg is DynamicValue && have == .pointer(nil) && want.keyCode == 17) else {
+            guard want.isCompatible(with: have) || (arg is DynamicValue && have == .pointer(nil) && want.keyCode == TypeEncoding.pointerKeyCode) else {
                 throw .invalidArgument(className: className, selector: selector.name,
                                        reason: "argument \(i + 1) expects '\(want.encoding)' but got '\(have.encoding)' (\(type(of: arg)))")
             }
