@@ -192,15 +192,21 @@ static inline sf_imp sf_method_imp(sf_method_t m) {
 
 /* ---- reference counts ---- */
 
+/* Inert on immortal objects and once the final release began deallocation: a retain and
+ * release made while the object is being deallocated must not free it a second time. */
+#define SF_OBJ_NO_REFCOUNT (SF_OBJ_IMMORTAL | SF_OBJ_DEALLOCATING)
+
 static inline void sf_retain_inline(sf_id obj) {
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_IMMORTAL) return;
+    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_NO_REFCOUNT) return;
     atomic_fetch_add_explicit(&obj->refcount, 1, memory_order_relaxed);
 }
 
 static inline void sf_release_inline(sf_id obj) {
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_IMMORTAL) return;
+    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_NO_REFCOUNT) return;
     if (atomic_fetch_sub_explicit(&obj->refcount, 1, memory_order_release) == 1) {
         atomic_thread_fence(memory_order_acquire);
+        /* Before anything else runs: from here on retains and releases do nothing. */
+        atomic_fetch_or_explicit(&obj->flags, SF_OBJ_DEALLOCATING, memory_order_relaxed);
         atomic_load_explicit(&sf_dealloc_hook, memory_order_relaxed)(obj);
     }
 }
@@ -301,7 +307,12 @@ static inline void sf_clear_last_error(void) {
 
 /* ---- libffi helpers awkward in Swift ---- */
 
+/* The table of scalar type codes (sf_type_codes.h): libffi type and key code of a code
+ * character (NULL / 0 for none), and the rows in order, for Swift's check of its own copy. */
 ffi_type *sf_ffi_type_for_code(char code);
+uint8_t sf_type_code_key(char code);
+size_t sf_type_code_count(void);
+char sf_type_code_character(size_t index);
 ffi_type *sf_ffi_make_struct(ffi_type **elements, size_t count);
 ffi_status sf_ffi_prep_cif(ffi_cif *cif, unsigned nargs, ffi_type *rtype, ffi_type **atypes);
 void *sf_ffi_closure_alloc(void **code);

@@ -1,0 +1,47 @@
+import CShims
+import Glibc
+
+/// Allocation and deallocation of instances.
+enum ObjectLifecycle {
+    static func allocate(_ cls: RuntimeClass) -> sf_id {
+        let size = cls.instanceSize
+        let memory = calloc(1, size)!
+        let obj = memory.assumingMemoryBound(to: sf_object.self)
+        sf_object_init_header(obj, cls.raw, 0)
+        sf_class_adjust_live_instances(cls.raw, 1)
+        sf_counter_objects_add(1)
+        return obj
+    }
+
+    /// Runs once, when the last strong reference goes: weak refs read nil from here on, then
+    /// dealloc observers run (the object is still intact), then ivars and associations go.
+    static func deallocate(_ obj: sf_id) {
+        sf_object_set_flags(obj, UInt32(SF_OBJ_DEALLOCATING))
+        if sf_object_flags(obj) & UInt32(SF_OBJ_HAS_WEAK) != 0 {
+            WeakTable.shared.clear(obj)
+        }
+        if let side = sf_object_side(obj) {
+            let table = Unmanaged<ObjectSideTable>.fromOpaque(side).takeRetainedValue()
+            table.runDeallocObservers(ObjectRef(obj))
+            table.releaseAssociations()
+        }
+        // The isa as observers left it (no hidden class can be made from here on). Resolve the
+        // visible class first: tearing down a hidden class may free it.
+        let isa = sf_object_isa(obj)!
+        let cls = RuntimeClass.from(sf_object_getClass(obj)!)
+        if sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 {
+            sf_object_set_isa(obj, cls.raw)
+            HiddenClassRegistry.objectDeallocated(obj, hiddenClass: RuntimeClass.from(isa))
+        }
+        for offset in cls.objectIvarOffsets {
+            let slot = (UnsafeMutableRawPointer(obj) + offset).assumingMemoryBound(to: sf_id?.self)
+            if let value = slot.pointee {
+                slot.pointee = nil
+                sf_release_inline(value)
+            }
+        }
+        sf_class_adjust_live_instances(cls.raw, -1)
+        sf_counter_objects_add(-1)
+        free(obj)
+    }
+}

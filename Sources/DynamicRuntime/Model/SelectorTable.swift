@@ -1,0 +1,31 @@
+import CShims
+import Glibc
+
+/// The process-wide name table. Selectors are never freed, as in Objective-C.
+final class SelectorTable: @unchecked Sendable {
+    static let shared = SelectorTable()
+
+    private let lock = RuntimeLock()
+    private var byName: [String: sf_sel] = [:]
+    private var count: UInt32 = 0
+
+    func intern(_ name: String) -> sf_sel {
+        lock.withLock {
+            if let sel = byName[name] { return sel }
+            let storage = UnsafeMutablePointer<sf_selector>.allocate(capacity: 1)
+            count &+= 1
+            // Spread consecutive ids over the cache's low bits (Fibonacci hashing).
+            let hash = count &* 0x9E37_79B1
+            storage.initialize(to: sf_selector(name: strdup(name), index: count, hash: (hash >> 16) ^ hash))
+            let sel = sf_sel(storage)
+            byName[name] = sel
+            return sel
+        }
+    }
+
+    func lookup(_ name: String) -> sf_sel? {
+        lock.withLock { byName[name] }
+    }
+
+    var registeredCount: Int { lock.withLock { byName.count } }
+}

@@ -1,0 +1,51 @@
+import CShims
+
+/// One type of an Objective-C-style type encoding, e.g. `q` (Int64) or `{Point=dd}`.
+public indirect enum TypeEncoding: Hashable, Sendable, CustomStringConvertible {
+    case void
+    case int8, uint8, int16, uint16, int32, uint32
+    /// `l` / `L`: a C `long`, 64 bits on the LP64 platforms this runs on.
+    case long, unsignedLong
+    case int64, uint64
+    case float, double
+    case bool
+    /// `*`: a NUL-terminated C string.
+    case cString
+    /// `@`: a runtime object.
+    case object
+    /// `#`: a runtime class.
+    case classObject
+    /// `:`: a selector.
+    case selector
+    /// `^type`, or `^?` (an untyped pointer, e.g. a function pointer) with a nil pointee.
+    case pointer(TypeEncoding?)
+    /// `{Name=fields}`: a C struct passed by value.
+    case structure(name: String, fields: [TypeEncoding])
+
+    /// The encoding text, as it would appear in a signature.
+    public var encoding: String {
+        switch self {
+        case let .pointer(pointee): "^" + (pointee?.encoding ?? "?")
+        case let .structure(name, fields): "{\(name)=" + fields.map(\.encoding).joined() + "}"
+        default: String(UnicodeScalar(scalarCode!.character))
+        }
+    }
+
+    public var description: String { encoding }
+
+    /// The 5-bit code used in a signature's packed key; 0 for types the key cannot express.
+    var keyCode: UInt64 { scalarCode?.key ?? 0 }
+
+    /// Whether two encodings describe the same machine type (`l` and `q` do on LP64).
+    func isCompatible(with other: TypeEncoding) -> Bool {
+        switch (self, other) {
+        case let (.structure(_, a), .structure(_, b)):
+            // Struct names are documentation; the layout is what must agree.
+            a.count == b.count && zip(a, b).allSatisfy { $0.isCompatible(with: $1) }
+        case (.pointer, .pointer):
+            true
+        default:
+            keyCode == other.keyCode
+        }
+    }
+}
