@@ -22,4 +22,11 @@ final class ConformanceCTests: XCTestCase {
     /// Issue 14 item 2: `log2_alignment` was ignored (a 32-byte-aligned ivar after two objects
     /// landed at offset 48) and instances were only 16-byte aligned.
     func testIvarAlignmentIsHonoured() { run(cf_scenario_ivar_alignment) }
+
+    /// Items 3 and 4: a declined selector is cached until the class's methods change;
+    /// respondsToSelector and getMethodImplementation ask the resolver.
+    func testResolverIsCachedAndConsultedByIntrospection() { run(cf_scenario_resolver_caching) }
+
+    /// Item 5: a missing selector's IMP is sf_msgForward, which forwards any learnable call.
+    func testForwardingIMP() { run(cf_scenario_forwarding_imp) }
 }

@@ -40,6 +40,16 @@ enum Forwarding {
             return try call(m, raw, selector, cls: cls, callerSignature: signature, arguments: arguments,
                             returnValue: returnValue, spill: spill)
         }
+        return try forwardStages(raw, selector, cls: cls, signature: signature, arguments: arguments,
+                                 returnValue: returnValue, spill: spill)
+    }
+
+    /// Stages 2 to 4 (after the resolver), for a frame laid out by `signature`; the forwarding
+    /// IMP starts here. The caller holds a depth level (`guardDepth`).
+    static func forwardStages(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, signature: Signature,
+                              arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                              returnValue: UnsafeMutableRawPointer,
+                              spill: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil) throws(RuntimeError) -> Signature {
         if let target = try forwardingTarget(raw, selector, cls) {
             defer { sf_release_inline(target) }
             return try send(to: target, selector, signature: signature, arguments: arguments, returnValue: returnValue, spill: spill)
@@ -118,7 +128,7 @@ enum Forwarding {
 
     // MARK: - Stages
 
-    private static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
+    static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
         if sf_forward_depth_enter() > maximumDepth {
             sf_forward_depth_exit()
             throw .forwardingFailed(className: visibleName(cls), selector: selector.name,
@@ -177,22 +187,6 @@ enum Forwarding {
         sf_lookup_method(cls, selector.raw) != nil
     }
 
-    /// Stage 1: asks the class (or, for class methods, the metaclass) to add the method.
-    private static func resolve(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Bool {
-        let isMeta = sf_class_info(cls) & UInt32(SF_CLASS_META) != 0
-        let resolver = isMeta ? resolveClassMethod : resolveInstanceMethod
-        // The class object receives the resolver; for a class method the receiver is that class.
-        // An object with per-object hooks has a hidden subclass as its isa: ask its visible class,
-        // so that what the resolver adds serves every instance (the hidden class's cache is
-        // flushed with its superclass's, so the retry below finds it).
-        var visible = cls
-        while sf_class_info(visible) & UInt32(SF_CLASS_HIDDEN) != 0, let s: sf_class_t = sf_class_super(visible) { visible = s }
-        let classObject: sf_id = isMeta ? raw : sf_class_as_object(visible)
-        guard implements(sf_object_isa(classObject), resolver) else { return false }
-        let added: Bool = try ObjectRef(classObject).send(resolver, selector)
-        return added
-    }
-
     /// Stage 2: returns a +1 target other than the receiver, or nil.
     private static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
         guard implements(cls, forwardingTarget) else { return nil }
@@ -203,7 +197,7 @@ enum Forwarding {
     }
 
     /// Stage 3a: the signature the class declares for a selector it forwards, if any.
-    private static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
+    static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
         guard implements(cls, methodSignature) else { return nil }
         let text: CString = try ObjectRef(raw).send(methodSignature, selector)
         guard let s = text.string else { return nil }

@@ -18,6 +18,8 @@ const char *cf_failure(void);
 size_t cf_heap_in_use(void);
 
 int cf_scenario_ivar_alignment(const char *name);
+int cf_scenario_resolver_caching(const char *name);
+int cf_scenario_forwarding_imp(const char *name);
 
 #ifdef __cplusplus
 }
