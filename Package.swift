@@ -11,9 +11,8 @@ let package = Package(
         // Benchmarks/ (which depends on this package by path). Not API: no stability promised.
         .library(name: "BenchFixtures", targets: ["BenchFixtures"]),
     ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-    ],
+    // No package dependencies: a package that uses the libraries resolves nothing else.
+    dependencies: [],
     targets: [
         // The dispatch fast path, object header, cache and C API live in C.
         .target(
@@ -37,7 +36,6 @@ let package = Package(
                 "MessageThrottle",
                 "BenchFixtures",
                 "MallocCounter",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmarks (docs/performance.md): one definition of every measured class, method body

@@ -4,7 +4,8 @@ import CShims
 func sf_allocateClassPair_impl(_ superclass: sf_class_t?, _ name: UnsafePointer<CChar>?) -> sf_class_t? {
     do {
         let n = try nameArg(name, "class name").get()
-        let cls = try RuntimeClass.allocate(name: n, superclass: superclass.map(RuntimeClass.from))
+        let cls = try RuntimeClass(unregisteredName: n, key: NameKey(cString: name!),
+                                   superclass: superclass.map(RuntimeClass.from), hidden: false)
         succeed()
         return cls.raw
     } catch {
@@ -33,13 +34,13 @@ func sf_disposeClassPair_impl(_ cls: sf_class_t?) -> sf_status {
 @_cdecl("sf_getClass")
 func sf_getClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
     guard let name else { return nil }
-    return RuntimeClass.named(String(cString: name))?.raw
+    return RuntimeClass.named(key: NameKey(cString: name))?.raw
 }
 
 @_cdecl("sf_getMetaClass")
 func sf_getMetaClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
     guard let name else { return nil }
-    return RuntimeClass.named(String(cString: name))?.metaclass.raw
+    return RuntimeClass.named(key: NameKey(cString: name))?.metaclass.raw
 }
 
 @_cdecl("sf_class_respondsToSelector")

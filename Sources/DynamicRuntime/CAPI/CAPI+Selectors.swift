@@ -7,5 +7,5 @@ func sf_sel_registerName_impl(_ name: UnsafePointer<CChar>?) -> sf_sel? {
         RuntimeError.invalidArgument(className: "-", selector: "-", reason: "selector name is NULL").record()
         return nil
     }
-    return SelectorTable.shared.intern(String(cString: name))
+    return SelectorTable.shared.intern(NameKey(cString: name))
 }

@@ -127,7 +127,7 @@ private let forwardClosureEntry: @convention(c) (
     do throws(RuntimeError) {
         try Forwarding.guardDepth(cls, sel)
         defer { sf_forward_depth_exit() }
-        _ = try Forwarding.forwardStages(obj, sel, cls: cls, signature: sig, arguments: args, returnValue: ret!)
+        _ = try Forwarding.forwardStages(obj, sel, cls: cls, frame: SwiftFrame(signature: sig, arguments: args, returnValue: ret!))
         sf_clear_last_error()
     } catch {
         ret!.initializeMemory(as: UInt8.self, repeating: 0, count: sig.storage.returnSize)

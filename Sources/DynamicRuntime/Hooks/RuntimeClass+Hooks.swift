@@ -31,7 +31,7 @@ extension RuntimeClass {
     @discardableResult
     public func onMethodInvoked(_ selector: Selector,
                                 _ body: @escaping (ObjectRef, [DynamicValue], DynamicValue) -> Void) throws(RuntimeError) -> HookToken {
-        try hook(selector, .after) { ctx in body(ctx.target, ctx.argumentValues, ctx.returnValueDescription) }
+        try hook(selector, .after) { ctx in body(ctx.target, ctx.argumentValues, ctx.returnValue) }
     }
 }
 
