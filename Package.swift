@@ -11,8 +11,11 @@ let package = Package(
         // Benchmarks/ (which depends on this package by path). Not API: no stability promised.
         .library(name: "BenchFixtures", targets: ["BenchFixtures"]),
     ],
-    // No package dependencies: a package that uses the libraries resolves nothing else.
-    dependencies: [],
+    // Only the documentation plugin (`swift package generate-documentation`): it is never
+    // built into a product, so a package using the libraries builds nothing else.
+    dependencies: [
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
+    ],
     targets: [
         // The dispatch fast path, object header, cache and C API live in C.
         .target(
