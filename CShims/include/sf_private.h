@@ -284,6 +284,10 @@ static inline void sf_rcu_exit(void) {
 }
 
 void sf_rcu_init(void);
+/* pthread_atfork handlers for the readers list, run last in prepare and first after fork. */
+void sf_rcu_atfork_prepare(void);
+void sf_rcu_atfork_parent(void);
+void sf_rcu_atfork_child(void);
 /* Call after unpublishing; the returned tag goes with the retired item. */
 uint64_t sf_rcu_retire_tag(void);
 /* Items with a tag lower than this are unreachable by every reader. */
