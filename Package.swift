@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .library(name: "DynamicRuntime", targets: ["DynamicRuntime"]),
         .library(name: "MessageThrottle", targets: ["MessageThrottle"]),
+        // The C library: libSelectorForwarding.so, installed with include/SelectorForwarding.h and
+        // a pkg-config file by scripts/install-c-library.sh (docs/c-api.md).
+        .library(name: "SelectorForwarding", type: .dynamic, targets: ["DynamicRuntime", "MessageThrottle"]),
         .executable(name: "forwarding", targets: ["forwarding"]),
         // The benchmark cases, shared by `forwarding bench` and the package-benchmark suite in
         // Benchmarks/ (which depends on this package by path). Not API: no stability promised.
@@ -20,6 +23,8 @@ let package = Package(
             name: "CShims",
             path: "CShims",
             publicHeadersPath: "include",
+            // internal/ holds the private header: the module map reaches it, installs do not.
+            cSettings: [.headerSearchPath("internal")],
             linkerSettings: [.linkedLibrary("ffi")]
         ),
         .target(

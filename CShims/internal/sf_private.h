@@ -12,6 +12,9 @@
 #include <ffi.h>
 #include <stdatomic.h>
 
+/* Internal symbols stay inside libSelectorForwarding.so: only SelectorForwarding.h is API. */
+#pragma GCC visibility push(hidden)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -359,6 +362,8 @@ static inline intptr_t sf_counter_objects(void) { return atomic_load(&sf_live_ob
 static inline intptr_t sf_counter_closures(void) { return atomic_load(&sf_live_closures); }
 static inline void sf_counter_objects_add(intptr_t d) { atomic_fetch_add_explicit(&sf_live_objects, d, memory_order_relaxed); }
 static inline void sf_counter_closures_add(intptr_t d) { atomic_fetch_add_explicit(&sf_live_closures, d, memory_order_relaxed); }
+#pragma GCC visibility pop
+
 #ifdef __cplusplus
 }
 #endif
