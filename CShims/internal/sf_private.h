@@ -183,6 +183,11 @@ static inline void *sf_swap_delivering_record(void *r) {
     return old;
 }
 
+/* The C API's calls in progress on this thread (an sf_call_t is valid only while on it). */
+extern _Thread_local void *sf_capi_call_top __attribute__((tls_model("initial-exec")));
+static inline void *sf_capi_calls(void) { return sf_capi_call_top; }
+static inline void sf_capi_set_calls(void *top) { sf_capi_call_top = top; }
+
 /* Forwarding depth on this thread: a forwardInvocation: that re-sends to itself is an error,
  * not a stack overflow. */
 extern _Thread_local int sf_forward_depth __attribute__((tls_model("initial-exec")));
