@@ -247,6 +247,7 @@ struct sf_rcu_reader {
     _Atomic uint64_t epoch;         /* 0 = quiescent */
     uint32_t nesting;
     _Atomic int in_use;
+    uint32_t transient;             /* taken after thread exit: given back when the section ends */
     struct sf_rcu_reader *next;
 };
 
@@ -255,6 +256,8 @@ extern _Atomic uint64_t sf_rcu_epoch;
 extern int sf_rcu_readers_fence;
 
 struct sf_rcu_reader *sf_rcu_register_thread(void);
+/* Gives back a record taken by a thread past its own exit destructor. */
+void sf_rcu_release_transient(struct sf_rcu_reader *r);
 
 static inline void sf_rcu_enter(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
@@ -269,7 +272,10 @@ static inline void sf_rcu_enter(void) {
 
 static inline void sf_rcu_exit(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
-    if (--r->nesting == 0) atomic_store_explicit(&r->epoch, 0, memory_order_release);
+    if (--r->nesting == 0) {
+        atomic_store_explicit(&r->epoch, 0, memory_order_release);
+        if (__builtin_expect(r->transient != 0, 0)) sf_rcu_release_transient(r);
+    }
 }
 
 void sf_rcu_init(void);

@@ -5,7 +5,8 @@ import CShims
 @_spi(CAPI) public func sf_allocateClassPair_impl(_ superclass: sf_class_t?, _ name: UnsafePointer<CChar>?) -> sf_class_t? {
     do {
         let n = try nameArg(name, "class name").get()
-        let cls = try RuntimeClass.allocate(name: n, superclass: superclass.map(RuntimeClass.from))
+        let cls = try RuntimeClass(unregisteredName: n, key: NameKey(cString: name!),
+                                   superclass: superclass.map(RuntimeClass.from), hidden: false)
         succeed()
         return cls.raw
     } catch {
@@ -37,14 +38,14 @@ import CShims
 @_cdecl("sf_getClass")
 @_spi(CAPI) public func sf_getClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
     guard let name else { return nil }
-    return RuntimeClass.named(String(cString: name))?.raw
+    return RuntimeClass.named(key: NameKey(cString: name))?.raw
 }
 
 /// The C function `sf_getMetaClass` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_getMetaClass")
 @_spi(CAPI) public func sf_getMetaClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
     guard let name else { return nil }
-    return RuntimeClass.named(String(cString: name))?.metaclass.raw
+    return RuntimeClass.named(key: NameKey(cString: name))?.metaclass.raw
 }
 
 /// The C function `sf_class_respondsToSelector` of SelectorForwarding.h (exported from the shared library).

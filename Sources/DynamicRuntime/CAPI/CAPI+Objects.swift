@@ -80,7 +80,14 @@ import CShims
 @_cdecl("sf_setAssociatedObject")
 @_spi(CAPI) public func sf_setAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?, _ value: sf_id?) {
     guard let obj, let key else { return }
-    let table = ObjectSideTable.of(obj, create: true)!
+    if value != nil, ObjectLifecycle.isDeallocating(obj) {
+        let name = sf_object_getClass(obj).map { String(cString: sf_class_getName($0)) } ?? "?"
+        RuntimeError.invalidArgument(className: name, selector: "-",
+                                     reason: "cannot associate an object with an object that is deallocating").record()
+        return
+    }
+    sf_clear_last_error()
+    guard let table = ObjectSideTable.of(obj, create: value != nil) else { return }
     if let value {
         sf_retain_inline(value)
         table.set(.object(value), for: key)

@@ -8,5 +8,5 @@ import Glibc
         RuntimeError.invalidArgument(className: "-", selector: "-", reason: "selector name is NULL").record()
         return nil
     }
-    return SelectorTable.shared.intern(String(cString: name))
+    return SelectorTable.shared.intern(NameKey(cString: name))
 }

@@ -29,7 +29,7 @@ enum CMessageSend {
         defer { sf_rcu_exit() }
         let cls = sf_object_isa(obj)!
         guard let method = sf_lookup_method(cls, selector.raw) else {
-            try Forwarding.handleMissFromC(obj, selector, cls: cls, arguments: args, returnValue: ret)
+            try Forwarding.handleMiss(obj, selector, cls: cls, frame: CFrame(arguments: args, returnValue: ret))
             return
         }
         let sig = Signature(raw: sf_method_sig(method))

@@ -3,7 +3,7 @@ import Glibc
 
 final class RuntimeState: @unchecked Sendable {
     let lock = RuntimeLock()
-    var classesByName: [String: RuntimeClass] = [:]
+    var classesByName: [NameKey: RuntimeClass] = [:]
     /// Things unpublished by writers, freed once no reader can still reach them.
     private var graveyard: [(tag: UInt64, free: () -> Void)] = []
 
