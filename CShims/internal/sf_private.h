@@ -145,6 +145,11 @@ typedef void (*sf_dealloc_hook_fn)(sf_id obj);
 extern sf_lookup_slow_fn _Atomic sf_lookup_slow;
 extern sf_dealloc_hook_fn _Atomic sf_dealloc_hook;
 void sf_install_slow_path(sf_lookup_slow_fn fn);
+/* The forwarding IMP's dispatcher (forward.c): given the first three argument words, returns
+ * the code to run the call with (NULL: the zero-return stub; *stret then says which). */
+typedef sf_imp (*sf_forward_target_fn)(void *a0, void *a1, void *a2, int *stret);
+extern sf_forward_target_fn _Atomic sf_forward_target;
+void sf_install_forward_target(sf_forward_target_fn fn);
 void sf_install_dealloc_hook(sf_dealloc_hook_fn fn);
 
 static inline sf_class_t sf_object_isa(sf_id obj) {
@@ -155,11 +160,19 @@ static inline sf_class_t sf_object_isa(sf_id obj) {
  * forwarding without the runtime lock. Never returned to callers. */
 extern struct sf_method sf_forward_method;
 static inline sf_method_t sf_forward_method_marker(void) { return &sf_forward_method; }
+/* Cached once the resolver declined the selector (objc4's _objc_msgForward_impcache): later
+ * misses skip the resolver until the class's methods change, which flushes the cache. */
+extern struct sf_method sf_declined_method;
+static inline sf_method_t sf_declined_method_marker(void) { return &sf_declined_method; }
+static inline bool sf_method_is_marker(sf_method_t m) { return m == &sf_forward_method || m == &sf_declined_method; }
+static inline bool sf_cache_resolver_declined(sf_class_t cls, sf_sel sel) {
+    return sf_cache_probe(cls, sel) == &sf_declined_method;
+}
 
 static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
     sf_method_t m = sf_cache_probe(cls, sel);
     if (__builtin_expect(m == NULL, 0)) m = atomic_load_explicit(&sf_lookup_slow, memory_order_relaxed)(cls, sel);
-    return m == &sf_forward_method ? NULL : m;
+    return sf_method_is_marker(m) ? NULL : m;
 }
 
 /* ---- an error raised inside an IMP (a throwing closure or hook), for the sender ---- */

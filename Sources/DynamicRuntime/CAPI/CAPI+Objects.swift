@@ -25,7 +25,11 @@ import CShims
             throw RuntimeError.invalidArgument(className: c.name, selector: "-",
                                                reason: "ivar '\(String(cString: name))' of type '\(type.encoding)' is \(actual) bytes, not \(size)")
         }
-        try c.addIvar(String(cString: name), type: type)
+        guard log2Alignment < 13 else {
+            throw RuntimeError.invalidArgument(className: c.name, selector: "-",
+                                               reason: "ivar '\(String(cString: name))' log2_alignment \(log2Alignment) exceeds 12 (4096 bytes)")
+        }
+        try c.addIvar(String(cString: name), type: type, alignment: 1 << Int(log2Alignment))
         succeed()
         return true
     } catch {

@@ -5,7 +5,17 @@ import Glibc
 enum ObjectLifecycle {
     static func allocate(_ cls: RuntimeClass) -> sf_id {
         let size = cls.instanceSize
-        let memory = calloc(1, size)!
+        let memory: UnsafeMutableRawPointer
+        let alignment = cls.instanceAlignment
+        if alignment > 16 {
+            // An ivar asked for more than malloc guarantees; free() releases either kind.
+            var p: UnsafeMutableRawPointer?
+            guard posix_memalign(&p, alignment, size) == 0, let p else { fatalError("out of memory") }
+            memset(p, 0, size)
+            memory = p
+        } else {
+            memory = calloc(1, size)!
+        }
         let obj = memory.assumingMemoryBound(to: sf_object.self)
         sf_object_init_header(obj, cls.raw, 0)
         sf_class_adjust_live_instances(cls.raw, 1)
