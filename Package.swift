@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .library(name: "DynamicRuntime", targets: ["DynamicRuntime"]),
         .library(name: "MessageThrottle", targets: ["MessageThrottle"]),
+        // Selector timers, perform requests, observers, a stall monitor and a run-loop executor,
+        // on Foundation's RunLoop: the only library module that imports Foundation.
+        .library(name: "SelectorRunLoop", targets: ["SelectorRunLoop"]),
         .executable(name: "forwarding", targets: ["forwarding"]),
         // The benchmark cases, shared by `forwarding bench` and the package-benchmark suite in
         // Benchmarks/ (which depends on this package by path). Not API: no stability promised.
@@ -30,11 +33,16 @@ let package = Package(
             name: "MessageThrottle",
             dependencies: ["DynamicRuntime"]
         ),
+        .target(
+            name: "SelectorRunLoop",
+            dependencies: ["DynamicRuntime", "MessageThrottle"]
+        ),
         .executableTarget(
             name: "forwarding",
             dependencies: [
                 "DynamicRuntime",
                 "MessageThrottle",
+                "SelectorRunLoop",
                 "BenchFixtures",
                 "MallocCounter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -45,7 +53,7 @@ let package = Package(
         // there only). DispatchFixtures is plain C against the public C header: the method
         // body of the floor and the loops that measure the C API from C.
         .target(name: "DispatchFixtures", dependencies: ["CShims"], path: "Sources/DispatchFixtures"),
-        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle"]),
+        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle", "SelectorRunLoop"]),
         // Counts heap allocations for `forwarding bench` by replacing malloc in that executable
         // only (the suite counts with package-benchmark's own interposer instead).
         .target(name: "MallocCounter", path: "Sources/MallocCounter"),
@@ -57,6 +65,7 @@ let package = Package(
         ),
         .testTarget(name: "DynamicRuntimeTests", dependencies: ["DynamicRuntime"]),
         .testTarget(name: "MessageThrottleTests", dependencies: ["MessageThrottle"]),
+        .testTarget(name: "SelectorRunLoopTests", dependencies: ["SelectorRunLoop"]),
         .testTarget(name: "CInteropTests", dependencies: ["CInteropFixtures", "DynamicRuntime"]),
 
         // Reliability (docs/reliability.md). The fuzzed logic is a library so that XCTest replays
