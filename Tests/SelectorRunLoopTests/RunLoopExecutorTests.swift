@@ -7,6 +7,15 @@ import XCTest
 /// Rules delivered on a run loop, and the "starving" throttle while a user scrolls: the loop
 /// runs in a tracking mode, and work scheduled in the default mode waits.
 final class RunLoopExecutorTests: XCTestCase {
+    // An engine per test, emptied at teardown (as the engine tests do).
+    private var engine = Engine()
+
+    override func tearDown() {
+        engine.discardAll()
+        engine = Engine()
+        super.tearDown()
+    }
+
     private func searchBox() throws -> (Recorder, Object, Locked<[Int]>, Locked<[Bool]>) {
         let recorder = try Recorder("SearchBox")
         let queries = Locked<[Int]>([])
@@ -29,8 +38,7 @@ final class RunLoopExecutorTests: XCTestCase {
     func testADefaultModeDebounceWaitsWhileTheLoopTracksAndRunsBackInDefault() throws {
         let (_, box, queries, onMain) = try searchBox()
         let executor = try RunLoopExecutor(runLoop: .current, modes: [.default])
-        let rule = try box.limit("query:", oncePer: .milliseconds(5), mode: .debounce, executor: executor)
-        defer { rule.discard() }
+        let rule = try box.limit("query:", oncePer: .milliseconds(5), mode: .debounce, executor: executor, in: engine)
         for q in 1...3 { try box.send("query:", q, as: Void.self) }
         try scroll(tracking, past: MonotonicClock().now + .milliseconds(50))
         XCTAssertEqual(queries.value, [], "starved: the loop is in the tracking mode")
@@ -45,8 +53,7 @@ final class RunLoopExecutorTests: XCTestCase {
         let (_, box, queries, _) = try searchBox()
         try RunLoop.current.addCommonMode(tracking)
         let executor = try RunLoopExecutor(runLoop: .current, modes: [.common])
-        let rule = try box.limit("query:", oncePer: .milliseconds(5), mode: .last, executor: executor)
-        defer { rule.discard() }
+        let rule = try box.limit("query:", oncePer: .milliseconds(5), mode: .last, executor: executor, in: engine)
         for q in 1...3 { try box.send("query:", q, as: Void.self) }
         XCTAssertTrue(spin(tracking) { queries.value.count == 1 })
         XCTAssertEqual(queries.value, [3])
@@ -55,8 +62,7 @@ final class RunLoopExecutorTests: XCTestCase {
     func testADispatchExecutorIsNotAffectedByTheLoopsMode() throws {
         let (_, box, queries, onMain) = try searchBox()
         let rule = try box.limit("query:", oncePer: .milliseconds(5), mode: .debounce,
-                                 executor: DispatchQueueExecutor(queue: DispatchQueue(label: "RunLoopExecutorTests")))
-        defer { rule.discard() }
+                                 executor: DispatchQueueExecutor(queue: DispatchQueue(label: "RunLoopExecutorTests")), in: engine)
         for q in 1...3 { try box.send("query:", q, as: Void.self) }
         let keepAlive = try SelectorTimer(timeInterval: 0.001, target: try Recorder().make(), selector: "ping", repeats: true)
         try keepAlive.schedule(forModes: [tracking])
