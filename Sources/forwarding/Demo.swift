@@ -4,20 +4,21 @@ import DynamicRuntime
 /// `forwarding demo`: classes, sends, forwarding, hooks and throttling, narrated.
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show class registration, message sends, forwarding, hooks and throttling.")
+        abstract: "Show class registration, message sends, forwarding, hooks, throttling and run loops.")
 
-    @Option(help: "Which part to show: all, runtime, forwarding, hooks, throttle.")
+    @Option(help: "Which part to show: all, runtime, forwarding, hooks, throttle, runloop.")
     var part: String = "all"
 
     func run() throws {
-        let parts = part == "all" ? ["runtime", "forwarding", "hooks", "throttle"] : [part]
+        let parts = part == "all" ? ["runtime", "forwarding", "hooks", "throttle", "runloop"] : [part]
         for p in parts {
             switch p {
             case "runtime": try runtimeDemo()
             case "forwarding": try forwardingDemo()
             case "hooks": try hooksDemo()
             case "throttle": try ThrottleDemo.run()
-            default: throw ValidationError("unknown part '\(p)'; use all, runtime, forwarding, hooks or throttle")
+            case "runloop": try RunLoopDemo.run()
+            default: throw ValidationError("unknown part '\(p)'; use all, runtime, forwarding, hooks, throttle or runloop")
             }
         }
     }
