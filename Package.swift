@@ -9,13 +9,18 @@ let package = Package(
         // Selector timers, perform requests, observers, a stall monitor and a run-loop executor,
         // on Foundation's RunLoop: the only library module that imports Foundation.
         .library(name: "SelectorRunLoop", targets: ["SelectorRunLoop"]),
+        // The C library: libSelectorForwarding.so, installed with include/SelectorForwarding.h and
+        // a pkg-config file by scripts/install-c-library.sh (docs/c-api.md).
+        .library(name: "SelectorForwarding", type: .dynamic, targets: ["DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI"]),
         .executable(name: "forwarding", targets: ["forwarding"]),
         // The benchmark cases, shared by `forwarding bench` and the package-benchmark suite in
         // Benchmarks/ (which depends on this package by path). Not API: no stability promised.
         .library(name: "BenchFixtures", targets: ["BenchFixtures"]),
     ],
+    // Only the documentation plugin (`swift package generate-documentation`): it is never
+    // built into a product, so a package using the libraries builds nothing else.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The dispatch fast path, object header, cache and C API live in C.
@@ -23,6 +28,8 @@ let package = Package(
             name: "CShims",
             path: "CShims",
             publicHeadersPath: "include",
+            // internal/ holds the private header: the module map reaches it, installs do not.
+            cSettings: [.headerSearchPath("internal")],
             linkerSettings: [.linkedLibrary("ffi")]
         ),
         .target(
@@ -37,6 +44,9 @@ let package = Package(
             name: "SelectorRunLoop",
             dependencies: ["DynamicRuntime", "MessageThrottle"]
         ),
+        // The C API's throttle rules: it needs both modules above, so it is a module of its own,
+        // bundled into libSelectorForwarding.so.
+        .target(name: "MessageThrottleCAPI", dependencies: ["DynamicRuntime", "MessageThrottle"]),
         .executableTarget(
             name: "forwarding",
             dependencies: [
@@ -45,7 +55,6 @@ let package = Package(
                 "SelectorRunLoop",
                 "BenchFixtures",
                 "MallocCounter",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmarks (docs/performance.md): one definition of every measured class, method body
@@ -53,14 +62,14 @@ let package = Package(
         // there only). DispatchFixtures is plain C against the public C header: the method
         // body of the floor and the loops that measure the C API from C.
         .target(name: "DispatchFixtures", dependencies: ["CShims"], path: "Sources/DispatchFixtures"),
-        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle", "SelectorRunLoop"]),
+        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI", "SelectorRunLoop"]),
         // Counts heap allocations for `forwarding bench` by replacing malloc in that executable
         // only (the suite counts with package-benchmark's own interposer instead).
         .target(name: "MallocCounter", path: "Sources/MallocCounter"),
         // C code that uses only the public C header, driven by CInteropTests.
         .target(
             name: "CInteropFixtures",
-            dependencies: ["CShims", "DynamicRuntime"],
+            dependencies: ["CShims", "DynamicRuntime", "MessageThrottleCAPI"],
             path: "Tests/CInteropFixtures"
         ),
         .testTarget(name: "DynamicRuntimeTests", dependencies: ["DynamicRuntime"]),
