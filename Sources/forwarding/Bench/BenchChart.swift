@@ -131,7 +131,7 @@ struct BenchChart {
     }
 
     private func axisLabel(_ v: Double) -> String {
-        v >= 1 ? grouped(Int(v.rounded())) + "×" : fmtSignificant(v) + "×"
+        v >= 1 ? grouped(Int(v.rounded())) + "×" : number(v) + "×"
     }
 
     private func clipped(_ s: String, _ count: Int) -> String {
