@@ -11,6 +11,8 @@ final class RuntimeState: @unchecked Sendable {
         sf_rcu_init()
         sf_install_slow_path(lookUpMethodEntry)
         sf_install_dealloc_hook(deallocateEntry)
+        ForkSafety.install(runtimeLock: lock)
+        sf_install_forward_target(forwardTargetEntry)
     }
 
     /// Called with `lock` held, after the item is unreachable for new readers.
