@@ -14,8 +14,12 @@ let package = Package(
         .library(name: "SelectorForwarding", type: .dynamic, targets: ["DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI"]),
         .executable(name: "forwarding", targets: ["forwarding"]),
         // The benchmark cases, shared by `forwarding bench` and the package-benchmark suite in
-        // Benchmarks/ (which depends on this package by path). Not API: no stability promised.
-        .library(name: "BenchFixtures", targets: ["BenchFixtures"]),
+        // Benchmarks/ (which depends on this package by path). Not API: no stability promised,
+        // hence the underscore. A product because nothing else reaches it from Benchmarks/:
+        // SwiftPM refuses target paths outside a package's root, and a symlinked copy of the
+        // sources clashes with these targets' names ("target names need to be unique across
+        // the package graph"). It adds no dependency to a user's graph.
+        .library(name: "_BenchFixtures", targets: ["BenchFixtures"]),
     ],
     // Only the documentation plugin (`swift package generate-documentation`): it is never
     // built into a product, so a package using the libraries builds nothing else.
@@ -86,5 +90,8 @@ let package = Package(
         // Class names containing "Stress" or "Concurrency" also run under TSan in .ci/run.
         .testTarget(name: "StressTests", dependencies: ["MessageThrottle"]),
         .testTarget(name: "ReliabilityTests", dependencies: ["DynamicRuntime", "MessageThrottle"]),
+        // Runs the built `forwarding` executable as a user would; no dependency, so that the
+        // executable's malloc counter stays out of the test process.
+        .testTarget(name: "ForwardingToolTests"),
     ]
 )
