@@ -245,6 +245,9 @@ void sf_class_init(sf_class_t cls, sf_class_t isa, sf_class_t superclass, const 
                    size_t instance_size, uint32_t info, void *swift_class);
 intptr_t sf_class_live_instances(sf_class_t cls);
 void sf_class_adjust_live_instances(sf_class_t cls, intptr_t delta);
+/* Method entries come from a pool of slabs (method_pool.c), not one malloc each. */
+sf_method_t sf_method_alloc(void);
+void sf_method_free(sf_method_t m);
 void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signature *sig, void *owner);
 /* Swaps the IMP atomically; returns the previous one. */
 sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp);
