@@ -33,6 +33,13 @@ enum Forwarding {
         if try resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
             return try frame.call(m, on: raw, selector, cls: cls)
         }
+        return try forwardStages(raw, selector, cls: cls, frame: frame)
+    }
+
+    /// Stages 2 to 4 (after the resolver); the forwarding IMP starts here. The caller holds a
+    /// depth level (`guardDepth`).
+    static func forwardStages<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                                      frame: Frame) throws(RuntimeError) -> Frame.Outcome {
         if let target = try forwardingTarget(raw, selector, cls) {
             defer { sf_release_inline(target) }
             return try frame.send(to: target, selector)
@@ -58,7 +65,7 @@ enum Forwarding {
 
     // MARK: - Stages
 
-    private static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
+    static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
         if sf_forward_depth_enter() > maximumDepth {
             sf_forward_depth_exit()
             throw .forwardingFailed(className: visibleName(cls), selector: selector.name,
@@ -68,22 +75,6 @@ enum Forwarding {
 
     static func implements(_ cls: sf_class_t, _ selector: Selector) -> Bool {
         sf_lookup_method(cls, selector.raw) != nil
-    }
-
-    /// Stage 1: asks the class (or, for class methods, the metaclass) to add the method.
-    private static func resolve(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Bool {
-        let isMeta = sf_class_info(cls) & UInt32(SF_CLASS_META) != 0
-        let resolver = isMeta ? resolveClassMethod : resolveInstanceMethod
-        // The class object receives the resolver; for a class method the receiver is that class.
-        // An object with per-object hooks has a hidden subclass as its isa: ask its visible class,
-        // so that what the resolver adds serves every instance (the hidden class's cache is
-        // flushed with its superclass's, so the retry below finds it).
-        var visible = cls
-        while sf_class_info(visible) & UInt32(SF_CLASS_HIDDEN) != 0, let s: sf_class_t = sf_class_super(visible) { visible = s }
-        let classObject: sf_id = isMeta ? raw : sf_class_as_object(visible)
-        guard implements(sf_object_isa(classObject), resolver) else { return false }
-        let added: Bool = try ObjectRef(classObject).send(resolver, selector)
-        return added
     }
 
     /// Stage 2: returns a +1 target other than the receiver, or nil.
@@ -96,7 +87,7 @@ enum Forwarding {
     }
 
     /// Stage 3a: the signature the class declares for a selector it forwards, if any.
-    private static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
+    static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
         guard implements(cls, methodSignature) else { return nil }
         let text: CString = try ObjectRef(raw).send(methodSignature, selector)
         guard let s = text.string else { return nil }

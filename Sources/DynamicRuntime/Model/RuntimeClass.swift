@@ -26,7 +26,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     private unowned(unsafe) var _instanceClass: RuntimeClass?
 
     // Guarded by Runtime.state.lock.
-    var methods: [Selector: MethodRecord] = [:]
+    var methods: MethodTable = [:]
     var ivarList: [Ivar] = []
     var subclasses: [RuntimeClass] = []
     var isRegistered = false
@@ -37,6 +37,9 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var keptAlive: [ClosureIMP] = []
     /// Offsets of strong object ivars, this class's and inherited; fixed at registration.
     var objectIvarOffsets: [Int] = []
+    /// The alignment instances are allocated with: the largest of the ivars' (inherited ones
+    /// included) and malloc's 16. Fixed at registration.
+    var instanceAlignment = 16
 
     /// The metaclass, which holds the class methods. For a metaclass: the root metaclass.
     public var metaclass: RuntimeClass { _metaclass ?? _instanceClass!.rootClass.metaclass }
@@ -127,6 +130,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
             superclass?.subclasses.append(self)
             metaSuper.subclasses.append(meta)
             objectIvarOffsets = superclass?.objectIvarOffsets ?? []
+            instanceAlignment = superclass?.instanceAlignment ?? 16
         }
     }
 

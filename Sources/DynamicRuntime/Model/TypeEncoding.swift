@@ -2,12 +2,31 @@ import CShims
 
 /// One type of an Objective-C-style type encoding, e.g. `q` (Int64) or `{Point=dd}`.
 public indirect enum TypeEncoding: Hashable, Sendable, CustomStringConvertible {
+    /// `v`: no value (a method that returns nothing).
     case void
-    case int8, uint8, int16, uint16, int32, uint32
+    /// `c`: a C `signed char` / `Int8`.
+    case int8
+    /// `C`: a C `unsigned char` / `UInt8`.
+    case uint8
+    /// `s`: a C `short` / `Int16`.
+    case int16
+    /// `S`: a C `unsigned short` / `UInt16`.
+    case uint16
+    /// `i`: a C `int` / `Int32`.
+    case int32
+    /// `I`: a C `unsigned int` / `UInt32`.
+    case uint32
     /// `l` / `L`: a C `long`, 64 bits on the LP64 platforms this runs on.
     case long, unsignedLong
-    case int64, uint64
-    case float, double
+    /// `q`: a C `long long` / `Int64` (and Swift's `Int`).
+    case int64
+    /// `Q`: a C `unsigned long long` / `UInt64` (and Swift's `UInt`).
+    case uint64
+    /// `f`: a C `float` / `Float`.
+    case float
+    /// `d`: a C `double` / `Double`.
+    case double
+    /// `B`: a C `bool` / `Bool`.
     case bool
     /// `*`: a NUL-terminated C string.
     case cString
@@ -31,6 +50,7 @@ public indirect enum TypeEncoding: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The encoding text (`encoding`).
     public var description: String { encoding }
 
     /// The 5-bit code used in a signature's packed key; 0 for types the key cannot express.
