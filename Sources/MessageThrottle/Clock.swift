@@ -126,30 +126,33 @@ public final class ManualClock: ThrottleClock, @unchecked Sendable {
         let work: @Sendable () -> Void
     }
 
-    private let lock = ThrottleLock()
-    private var current: ThrottleInstant
-    // Sorted by (deadline, sequence); a test clock holds few entries.
-    private var entries: [Entry] = []
-    private var nextSequence: UInt64 = 0
+    private struct Timeline {
+        var current: ThrottleInstant
+        // Sorted by (deadline, sequence); a test clock holds few entries.
+        var entries: [Entry] = []
+        var nextSequence: UInt64 = 0
+    }
+
+    private let timeline: Locked<Timeline>
 
     /// Creates a clock reading `now`.
     public init(now: ThrottleInstant = .zero) {
-        current = now
+        timeline = Locked(Timeline(current: now))
     }
 
     /// The current virtual instant.
     public var now: ThrottleInstant {
-        lock.withLock { current }
+        timeline.withLock { $0.current }
     }
 
     /// Work scheduled and not yet run or cancelled.
     public var scheduledCount: Int {
-        lock.withLock { entries.count }
+        timeline.withLock { $0.entries.count }
     }
 
     /// The deadline of the earliest scheduled work, if any.
     public var nextDeadline: ThrottleInstant? {
-        lock.withLock { entries.first?.deadline }
+        timeline.withLock { $0.entries.first?.deadline }
     }
 
     /// Moves time forward by `duration`, running work that falls due.
@@ -165,44 +168,44 @@ public final class ManualClock: ThrottleClock, @unchecked Sendable {
         while let work = popDue(upTo: target) {
             work()
         }
-        lock.withLock {
-            if current < target { current = target }
+        timeline.withLock {
+            if $0.current < target { $0.current = target }
         }
     }
 
     /// Schedules `work` to run once the clock reaches `deadline`.
     func schedule(at deadline: ThrottleInstant, _ work: @escaping @Sendable () -> Void) -> UInt64 {
-        lock.withLock {
-            let sequence = nextSequence
-            nextSequence += 1
+        timeline.withLock { t in
+            let sequence = t.nextSequence
+            t.nextSequence += 1
             let entry = Entry(deadline: deadline, sequence: sequence, work: work)
             // Insert after every entry with deadline <= this one: FIFO on ties.
             var low = 0
-            var high = entries.count
+            var high = t.entries.count
             while low < high {
                 let mid = (low + high) / 2
-                if entries[mid].deadline <= deadline { low = mid + 1 } else { high = mid }
+                if t.entries[mid].deadline <= deadline { low = mid + 1 } else { high = mid }
             }
-            entries.insert(entry, at: low)
+            t.entries.insert(entry, at: low)
             return sequence
         }
     }
 
     /// Removes scheduled work; no effect if it already ran.
     func cancel(_ sequence: UInt64) {
-        let removed: Entry? = lock.withLock {
-            guard let index = entries.firstIndex(where: { $0.sequence == sequence }) else { return nil }
-            return entries.remove(at: index)
+        let removed: Entry? = timeline.withLock { t in
+            guard let index = t.entries.firstIndex(where: { $0.sequence == sequence }) else { return nil }
+            return t.entries.remove(at: index)
         }
         // The closure (and whatever it captured) is released outside the lock.
         _ = removed
     }
 
     private func popDue(upTo target: ThrottleInstant) -> (@Sendable () -> Void)? {
-        lock.withLock {
-            guard let first = entries.first, first.deadline <= target else { return nil }
-            entries.removeFirst()
-            if current < first.deadline { current = first.deadline }
+        timeline.withLock { t in
+            guard let first = t.entries.first, first.deadline <= target else { return nil }
+            t.entries.removeFirst()
+            if t.current < first.deadline { t.current = first.deadline }
             return first.work
         }
     }

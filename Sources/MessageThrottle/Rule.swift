@@ -60,15 +60,19 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
     /// The limited selector.
     public let selector: Selector
 
-    private let lock = ThrottleLock()
-    private var _duration: Duration
-    private var _mode: ThrottleMode
-    private var _executor: (any ThrottleExecutor)?
-    private var _alwaysInvoke: (@Sendable (Rule, HookContext) -> Bool)?
-    private var _suppressedReturn: SuppressedReturn = .zero
-    private var _onReject: (@Sendable (Invocation) -> Void)?
-    private var _onDelayedError: (@Sendable (any Error) -> Void)?
-    var applied: AppliedRule?
+    /// What the setters wrote, and the applied state edits are forwarded to.
+    private struct Settings {
+        var duration: Duration
+        var mode: ThrottleMode
+        var executor: (any ThrottleExecutor)?
+        var alwaysInvoke: (@Sendable (Rule, HookContext) -> Bool)?
+        var suppressedReturn: SuppressedReturn = .zero
+        var onReject: (@Sendable (Invocation) -> Void)?
+        var onDelayedError: (@Sendable (any Error) -> Void)?
+        var applied: AppliedRule?
+    }
+
+    private let settings: Locked<Settings>
 
     /// A rule for `selector` on `target`: an object (that object only), a class (its instance
     /// methods) or a metaclass (its class methods).
@@ -76,9 +80,7 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
                 mode: ThrottleMode = .default, executor: (any ThrottleExecutor)? = nil) {
         self.target = RuleTarget(target)
         self.selector = selector
-        _duration = duration
-        _mode = mode
-        _executor = executor
+        settings = Locked(Settings(duration: duration, mode: mode, executor: executor))
     }
 
     /// The window length; zero or less performs every message at once.
@@ -86,72 +88,72 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
     /// The limiter is updated under the rule's lock (the limiter never calls out while holding
     /// its own), so concurrent edits and applies cannot leave rule and limiter disagreeing.
     public var duration: Duration {
-        get { lock.withLock { _duration } }
+        get { settings.withLock { $0.duration } }
         set {
-            lock.withLock {
-                _duration = newValue
-                applied?.limiter.duration = newValue
+            settings.withLock {
+                $0.duration = newValue
+                $0.applied?.limiter.duration = newValue
             }
         }
     }
 
     /// How messages are thinned out.
     public var mode: ThrottleMode {
-        get { lock.withLock { _mode } }
+        get { settings.withLock { $0.mode } }
         set {
-            lock.withLock {
-                _mode = newValue
-                applied?.limiter.mode = newValue
+            settings.withLock {
+                $0.mode = newValue
+                $0.applied?.limiter.mode = newValue
             }
         }
     }
 
     /// Where delayed messages run; nil uses the engine's serial queue. Read when applied.
     public var executor: (any ThrottleExecutor)? {
-        get { lock.withLock { _executor } }
-        set { lock.withLock { _executor = newValue } }
+        get { settings.withLock { $0.executor } }
+        set { settings.withLock { $0.executor = newValue } }
     }
 
     /// Lets a message bypass the rule (performed at once, not counted) when it returns true.
     public var alwaysInvoke: (@Sendable (Rule, HookContext) -> Bool)? {
-        get { lock.withLock { _alwaysInvoke } }
-        set { lock.withLock { _alwaysInvoke = newValue } }
+        get { settings.withLock { $0.alwaysInvoke } }
+        set { settings.withLock { $0.alwaysInvoke = newValue } }
     }
 
     /// What a dropped or deferred message returns to its caller (`.zero` by default).
     public var suppressedReturn: SuppressedReturn {
-        get { lock.withLock { _suppressedReturn } }
-        set { lock.withLock { _suppressedReturn = newValue } }
+        get { settings.withLock { $0.suppressedReturn } }
+        set { settings.withLock { $0.suppressedReturn = newValue } }
     }
 
     /// Receives messages rejected while cooling down (`.cooldown`). The invocation is valid
     /// during the call only; copy what you need.
     public var onReject: (@Sendable (Invocation) -> Void)? {
-        get { lock.withLock { _onReject } }
-        set { lock.withLock { _onReject = newValue } }
+        get { settings.withLock { $0.onReject } }
+        set { settings.withLock { $0.onReject = newValue } }
     }
 
     /// Receives errors from delayed messages, which have no caller to throw to.
     public var onDelayedError: (@Sendable (any Error) -> Void)? {
-        get { lock.withLock { _onDelayedError } }
-        set { lock.withLock { _onDelayedError = newValue } }
+        get { settings.withLock { $0.onDelayedError } }
+        set { settings.withLock { $0.onDelayedError = newValue } }
     }
 
     /// Whether the rule is applied to an engine.
-    public var isApplied: Bool { lock.withLock { applied != nil } }
+    public var isApplied: Bool { applied != nil }
 
     /// The delayed message waiting to be performed, if any.
-    public var pendingInvocation: Invocation? { lock.withLock { applied }?.limiter.pending }
+    public var pendingInvocation: Invocation? { applied?.limiter.pending }
 
     /// The result of the last message the rule let through.
-    public var lastResult: DynamicValue? { lock.withLock { applied }?.lastResult }
+    public var lastResult: DynamicValue? { applied?.lastResult }
 
     /// Performs the pending message now, on this thread. Returns whether one was pending.
     @discardableResult
-    public func flush() -> Bool { lock.withLock { applied }?.limiter.flush() ?? false }
+    public func flush() -> Bool { applied?.limiter.flush() ?? false }
 
     /// Drops the pending message and starts afresh: the next message is treated as the first.
-    public func cancel() { lock.withLock { applied }?.limiter.cancel() }
+    public func cancel() { applied?.limiter.cancel() }
 
     /// Applies the rule to `engine` (the shared one by default).
     public func apply(in engine: Engine = .shared) throws(ThrottleError) { try engine.apply(self) }
@@ -159,18 +161,24 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
     /// Discards the rule from the engine it is applied to.
     @discardableResult
     public func discard(pending: PendingPolicy = .cancel) -> Bool {
-        guard let engine = lock.withLock({ applied?.engine }) else { return false }
+        guard let engine = applied?.engine else { return false }
         return engine.discard(self, pending: pending)
     }
 
+    /// The applied state, if any.
+    var applied: AppliedRule? { settings.withLock { $0.applied } }
+
+    /// Records the applied state; the engine calls it with `Engine.registry` held, so that
+    /// applying and discarding one rule never interleave.
     func setApplied(_ a: AppliedRule?) {
-        lock.withLock {
-            applied = a
+        Engine.registry.assertHeld()
+        settings.withLock {
+            $0.applied = a
             // An edit made while the rule was being applied (after its limiter was created)
             // is not lost.
             if let limiter = a?.limiter {
-                limiter.mode = _mode
-                limiter.duration = _duration
+                limiter.mode = $0.mode
+                limiter.duration = $0.duration
             }
         }
     }
