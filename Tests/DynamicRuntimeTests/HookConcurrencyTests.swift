@@ -5,7 +5,7 @@
 import CShims
 import Foundation
 import XCTest
-@testable import DynamicRuntime
+@_spi(Locking) @testable import DynamicRuntime
 
 final class HookConcurrencyTests: XCTestCase {
     static let senders = 8

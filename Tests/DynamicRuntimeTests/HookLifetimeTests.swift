@@ -4,7 +4,7 @@ import CShims
 import Dispatch
 import Foundation
 import XCTest
-@testable import DynamicRuntime
+@_spi(Locking) @testable import DynamicRuntime
 
 final class HookLifetimeTests: XCTestCase {
     // MARK: replay after the hooks are gone

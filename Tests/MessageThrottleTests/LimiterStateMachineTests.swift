@@ -88,7 +88,7 @@ final class LimiterStateMachineTests: XCTestCase {
         run.send(at: [0, 10, 20, 30, 40, 55])
         XCTAssertEqual(run.send(100, at: 100), .performNow)
         XCTAssertEqual(run.marks, ["-0@10", "-10@20", "-20@30", "-30@40", "^40@50", "-55@100", "100!@100"])
-        guard case .open(let start, nil) = run.machine.state else { return XCTFail("\(run.machine.state)") }
+        guard case .open(let start) = run.machine.state else { return XCTFail("\(run.machine.state)") }
         XCTAssertEqual(start, instant(ms: 100), "the window reopens at the performed message")
         XCTAssertNil(run.timer, "nothing held, no timer")
     }

@@ -16,21 +16,26 @@ import Synchronization
 /// out of the critical section (to perform or release them after unlocking), which
 /// `Mutex.withLock`'s `sending` rules reject. Not recursive.
 ///
+/// Public only as SPI (`@_spi(Locking) import DynamicRuntime`), for the package's own modules:
+/// Swift 6.3 inlines `@inlinable` code across modules only when it is public, and a lock taken
+/// on every throttled call must be inlined.
+///
 /// Debug builds record the owning thread, so ``assertHeld(_:file:line:)`` can check a
 /// "called with the lock held" rule; release builds keep nothing and check nothing.
-package final class Locked<State> {
-    // Heap-allocated once so the pthread object never moves.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+@_spi(Locking) public final class Locked<State> {
+    // Heap-allocated once so the pthread object never moves. Usable from inlinable code, like
+    // everything `withLock` touches: the lock is inlined into callers in other modules.
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     // Only touched with `mutex` held; the exclusivity check would cost the hot path a runtime
     // call per access for nothing.
-    @exclusivity(unchecked) private var state: State
+    @exclusivity(unchecked) @usableFromInline var state: State
     #if DEBUG
     /// The holder's `pthread_self()`, 0 when free; atomic so a wrong assertion cannot race.
-    private let owner = Atomic<UInt>(0)
+    @usableFromInline let owner = Atomic<UInt>(0)
     #endif
 
     /// A lock guarding `initial`.
-    package init(_ initial: State) {
+    public init(_ initial: State) {
         state = initial
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -43,8 +48,8 @@ package final class Locked<State> {
     }
 
     /// Runs `body` on the state with the lock held and returns its result.
-    @inline(__always)
-    package func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+    @inlinable @inline(__always)
+    public func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         #if DEBUG
         Self.markOwner(owner, from: 0)
@@ -59,8 +64,8 @@ package final class Locked<State> {
     }
 
     /// Traps in debug builds unless the calling thread holds the lock; nothing in release.
-    @inline(__always)
-    package func assertHeld(_ message: @autoclosure () -> String = "lock not held",
+    @inlinable @inline(__always)
+    public func assertHeld(_ message: @autoclosure () -> String = "lock not held",
                             file: StaticString = #fileID, line: UInt = #line) {
         #if DEBUG
         precondition(isHeldByCurrentThread, message(), file: file, line: line)
@@ -69,8 +74,8 @@ package final class Locked<State> {
 
     /// Traps in debug builds if the calling thread holds the lock (it is about to take it, or
     /// to call out to code that may); nothing in release.
-    @inline(__always)
-    package func assertNotHeld(_ message: @autoclosure () -> String = "lock held",
+    @inlinable @inline(__always)
+    public func assertNotHeld(_ message: @autoclosure () -> String = "lock held",
                                file: StaticString = #fileID, line: UInt = #line) {
         #if DEBUG
         precondition(!isHeldByCurrentThread, message(), file: file, line: line)
@@ -79,9 +84,11 @@ package final class Locked<State> {
 
     #if DEBUG
     /// Whether the calling thread holds the lock (debug builds only: release keeps no owner).
-    package var isHeldByCurrentThread: Bool { owner.load(ordering: .relaxed) == Self.currentThread }
+    @inlinable
+    public var isHeldByCurrentThread: Bool { owner.load(ordering: .relaxed) == Self.currentThread }
 
-    private static var currentThread: UInt {
+    @usableFromInline
+    static var currentThread: UInt {
         #if canImport(Darwin)
         UInt(bitPattern: pthread_self())
         #else
@@ -89,12 +96,14 @@ package final class Locked<State> {
         #endif
     }
 
-    private static func markOwner(_ owner: borrowing Atomic<UInt>, from expected: UInt) {
+    @usableFromInline
+    static func markOwner(_ owner: borrowing Atomic<UInt>, from expected: UInt) {
         let (exchanged, _) = owner.compareExchange(expected: expected, desired: currentThread, ordering: .relaxed)
         precondition(exchanged, "Locked: owner already set while acquiring")
     }
 
-    private static func clearOwner(_ owner: borrowing Atomic<UInt>) {
+    @usableFromInline
+    static func clearOwner(_ owner: borrowing Atomic<UInt>) {
         owner.store(0, ordering: .relaxed)
     }
     #endif

@@ -1,3 +1,5 @@
+@_spi(Locking) import DynamicRuntime
+
 /// The timing core of a message throttle: decides, for each message received,
 /// whether it is performed now, kept to be performed later, or dropped.
 ///
@@ -146,6 +148,9 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// later, or to report a cooldown rejection): a message performed now or dropped costs no
     /// payload. `make` runs under the limiter's lock and must not call back into it.
     /// `displaced` is a payload this message replaced, for the caller to reuse.
+    // Inlined so that the engine's call (Payload == Invocation) runs specialized code: in
+    // generic code every access to the machine goes through value witnesses.
+    @inline(__always)
     public func receive(making make: () -> Payload) -> (verdict: Verdict, displaced: Payload?) {
         var (verdict, action) = storage.withLock { s in
             let result = s.machine.messageArrived(at: clock.now, making: make)

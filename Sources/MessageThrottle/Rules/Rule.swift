@@ -1,55 +1,4 @@
-import DynamicRuntime
-
-/// What a rule limits: one object, the instance methods of a class, or its class methods.
-public enum RuleTarget: CustomStringConvertible, @unchecked Sendable {
-    /// One object; other instances of its class are untouched. Held weakly: the rule is
-    /// discarded automatically when the object is deallocated.
-    case instance(WeakReference, identity: UnsafeMutableRawPointer, className: String)
-    /// Every instance of a class (and of its subclasses).
-    case instances(of: RuntimeClass)
-    /// A class's class methods (the metaclass).
-    case classMethods(of: RuntimeClass)
-
-    /// Derives the target from a receiver: an object, a class (instances) or a metaclass.
-    init(_ receiver: some MessageReceiver) {
-        if let cls = receiver as? RuntimeClass {
-            self = cls.isMetaclass ? .classMethods(of: cls.instanceClass) : .instances(of: cls)
-        } else {
-            let ref = receiver.receiver
-            let weak = WeakReference(ref)
-            // nil has no identity: the weak reference's own address stands in (it matches no
-            // object), and applying the rule throws `targetDeallocated` instead of crashing.
-            let identity = ref.raw.map(UnsafeMutableRawPointer.init) ?? Unmanaged.passUnretained(weak).toOpaque()
-            self = .instance(weak, identity: identity, className: receiver.runtimeClass?.name ?? "nil")
-        }
-    }
-
-    public var description: String {
-        switch self {
-        case let .instance(_, identity, name): "<\(name): \(identity)>"
-        case let .instances(cls): "instances of \(cls.name)"
-        case let .classMethods(cls): "class \(cls.name)"
-        }
-    }
-}
-
-/// What a caller gets back when its message is dropped or deferred.
-public enum SuppressedReturn: Sendable {
-    /// Zero, false or nil.
-    case zero
-    /// A fixed value of the method's return type.
-    case value(DynamicValue)
-    /// The result of the last performed message (zero before the first).
-    case lastResult
-}
-
-/// What to do with a delayed message that is still pending when its rule is discarded.
-public enum PendingPolicy: Sendable {
-    /// Drop it.
-    case cancel
-    /// Perform it now, on the discarding thread.
-    case flush
-}
+@_spi(Locking) import DynamicRuntime
 
 /// A throttling rule: which messages (`target`, `selector`), how (`mode`, `duration`) and
 /// where delayed messages run (`executor`). Rules stay live: changing `mode` or `duration` of
@@ -183,6 +132,7 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
+    /// The selector, target, mode and duration, for logs.
     public var description: String {
         "Rule(\(selector) on \(target), \(mode), \(duration))"
     }
