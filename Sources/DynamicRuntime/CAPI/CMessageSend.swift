@@ -1,7 +1,8 @@
 import CShims
 
+/// The C function `sf_msg_send` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_msg_send")
-func sf_msg_send_impl(_ obj: sf_id?, _ sel: sf_sel?, _ ret: UnsafeMutableRawPointer?,
+@_spi(CAPI) public func sf_msg_send_impl(_ obj: sf_id?, _ sel: sf_sel?, _ ret: UnsafeMutableRawPointer?,
                       _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> sf_status {
     guard let obj else {
         // No RuntimeError case carries this code: record it directly so that the return value
@@ -28,7 +29,7 @@ enum CMessageSend {
         defer { sf_rcu_exit() }
         let cls = sf_object_isa(obj)!
         guard let method = sf_lookup_method(cls, selector.raw) else {
-            try Forwarding.handleMissFromC(obj, selector, cls: cls, arguments: args, returnValue: ret)
+            try Forwarding.handleMiss(obj, selector, cls: cls, frame: CFrame(arguments: args, returnValue: ret))
             return
         }
         let sig = Signature(raw: sf_method_sig(method))

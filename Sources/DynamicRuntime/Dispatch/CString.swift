@@ -5,6 +5,7 @@ import CShims
 public struct CString: PointerMessageValue, Hashable, @unchecked Sendable {
     /// The characters, NUL-terminated; may be nil.
     public let pointer: UnsafePointer<CChar>?
+    /// Wraps a C string without copying it: the caller keeps it alive while it is used.
     public init(_ pointer: UnsafePointer<CChar>?) { self.pointer = pointer }
     public static var typeEncoding: TypeEncoding { .cString }
     public init(argumentStorage: UnsafeRawPointer) { pointer = argumentStorage.load(as: UnsafePointer<CChar>?.self) }

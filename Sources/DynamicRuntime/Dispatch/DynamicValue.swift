@@ -2,16 +2,39 @@ import CShims
 
 /// A value of any encodable type, for dynamic sends and invocations.
 public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
+    /// No value: what a `void` method returns.
     case void
+    /// A `B` value.
     case bool(Bool)
-    case int8(Int8), uint8(UInt8), int16(Int16), uint16(UInt16), int32(Int32), uint32(UInt32)
-    case int64(Int64), uint64(UInt64)
-    case float(Float), double(Double)
+    /// A `c` value.
+    case int8(Int8)
+    /// A `C` value.
+    case uint8(UInt8)
+    /// An `s` value.
+    case int16(Int16)
+    /// An `S` value.
+    case uint16(UInt16)
+    /// An `i` value.
+    case int32(Int32)
+    /// An `I` value.
+    case uint32(UInt32)
+    /// A `q` (or `l`) value.
+    case int64(Int64)
+    /// A `Q` (or `L`) value.
+    case uint64(UInt64)
+    /// An `f` value.
+    case float(Float)
+    /// A `d` value.
+    case double(Double)
+    /// A `*` value: a borrowed C string.
     case cString(CString)
     /// An object; a returned object is owned by this value.
     case object(Object?)
+    /// A `#` value: a class.
     case classObject(ClassRef)
+    /// A `:` value: a selector, or nil.
     case selector(Selector?)
+    /// A `^` value: any pointer, or nil.
     case pointer(UnsafeRawPointer?)
     /// A struct's bytes, with its encoding.
     case structure(TypeEncoding, [UInt8])

@@ -26,12 +26,16 @@ extension MessageReceiver {
     /// Whether the object's class (or the class, for class objects) is `cls` or inherits from it.
     public func isKind(of cls: RuntimeClass) -> Bool { runtimeClass?.isSubclass(of: cls) ?? false }
 
-    /// Whether a send of `selector` would find a method.
+    /// Whether a send of `selector` would find a method, or the resolver would add one.
     public func responds(to selector: Selector) -> Bool {
         guard let raw = receiver.raw else { return false }
-        sf_rcu_enter()
-        defer { sf_rcu_exit() }
-        return sf_lookup_method(sf_object_isa(raw), selector.raw) != nil
+        let cls = sf_object_isa(raw)!
+        let found = { () -> Bool in
+            sf_rcu_enter()
+            defer { sf_rcu_exit() }
+            return sf_lookup_method(cls, selector.raw) != nil
+        }()
+        return found || Forwarding.resolveForLookup(cls, selector)
     }
 
     /// The current strong reference count (immortal objects such as classes report Int.max).

@@ -162,7 +162,10 @@ enum MessageSend {
         defer { spill?.deallocate() }
         return try withReturnStorage(sig) { ret throws(RuntimeError) in
             let ran = try withFrame(raw, selector, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) }) { argv throws(RuntimeError) in
-                try Forwarding.handleMiss(raw, selector, cls: cls, signature: sig, arguments: argv, returnValue: ret, spill: &spill)
+                try withUnsafeMutablePointer(to: &spill) { (spill) throws(RuntimeError) in
+                    try Forwarding.handleMiss(raw, selector, cls: cls,
+                                              frame: SwiftFrame(signature: sig, arguments: argv, returnValue: ret, spill: spill))
+                }
             }
             return load(spill ?? ret, ran)
         }
@@ -231,7 +234,7 @@ enum MessageSend {
         }
         for (i, (want, arg)) in zip(expected, args).enumerated() {
             let have = argTypes[i]
-            guard want.isCompatible(with: have) || (arg is DynamicValue && have == .pointer(nil) && want.keyCode == 17) else {
+            guard want.isCompatible(with: have) || (arg is DynamicValue && have == .pointer(nil) && want.keyCode == TypeEncoding.pointerKeyCode) else {
                 throw .invalidArgument(className: className, selector: selector.name,
                                        reason: "argument \(i + 1) expects '\(want.encoding)' but got '\(have.encoding)' (\(type(of: arg)))")
             }

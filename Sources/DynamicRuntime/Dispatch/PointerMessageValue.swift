@@ -22,8 +22,8 @@ extension Selector: PointerMessageValue {
 extension UnsafeRawPointer: PointerMessageValue {
     public static var acceptsNull: Bool { false }
     public static var typeEncoding: TypeEncoding { .pointer(.void) }
-    public static var keyCode: UInt64 { 17 }
-    public static var returnKeyCode: UInt64 { 17 }
+    public static var keyCode: UInt64 { TypeEncoding.pointerKeyCode }
+    public static var returnKeyCode: UInt64 { TypeEncoding.pointerKeyCode }
     public var word: UInt64 { UInt64(UInt(bitPattern: self)) }
     public init(word: UInt64) { self = UnsafeRawPointer(bitPattern: UInt(word))! }
 }
@@ -31,8 +31,8 @@ extension UnsafeRawPointer: PointerMessageValue {
 extension UnsafeMutableRawPointer: PointerMessageValue {
     public static var acceptsNull: Bool { false }
     public static var typeEncoding: TypeEncoding { .pointer(.void) }
-    public static var keyCode: UInt64 { 17 }
-    public static var returnKeyCode: UInt64 { 17 }
+    public static var keyCode: UInt64 { TypeEncoding.pointerKeyCode }
+    public static var returnKeyCode: UInt64 { TypeEncoding.pointerKeyCode }
     public var word: UInt64 { UInt64(UInt(bitPattern: self)) }
     public init(word: UInt64) { self = UnsafeMutableRawPointer(bitPattern: UInt(word))! }
 }
@@ -40,8 +40,8 @@ extension UnsafeMutableRawPointer: PointerMessageValue {
 extension OpaquePointer: PointerMessageValue {
     public static var acceptsNull: Bool { false }
     public static var typeEncoding: TypeEncoding { .pointer(nil) }
-    public static var keyCode: UInt64 { 17 }
-    public static var returnKeyCode: UInt64 { 17 }
+    public static var keyCode: UInt64 { TypeEncoding.pointerKeyCode }
+    public static var returnKeyCode: UInt64 { TypeEncoding.pointerKeyCode }
     public var word: UInt64 { UInt64(UInt(bitPattern: self)) }
     public init(word: UInt64) { self = OpaquePointer(bitPattern: UInt(word))! }
 }

@@ -22,86 +22,33 @@ enum Forwarding {
     static let reserved: Set<Selector> = [resolveInstanceMethod, resolveClassMethod, forwardingTarget,
                                           methodSignature, forwardInvocation, doesNotRecognize]
 
-    /// Handles a miss for a Swift send, whose frame is laid out by the caller's `signature`.
-    /// Returns the signature of what finally ran (its return type is in `returnValue`).
-    ///
-    /// A caller that states no return type (void) gets a value that fits `unknownReturnCapacity`
-    /// in `returnValue`; with `spill`, a bigger one goes to a buffer made here for it (the caller
-    /// deallocates `spill.pointee`), otherwise it is refused.
-    @discardableResult
-    static func handleMiss(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, signature: Signature,
-                           arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-                           returnValue: UnsafeMutableRawPointer,
-                           spill: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil) throws(RuntimeError) -> Signature {
+    /// The miss sequence, for a caller's frame of either kind (`SwiftFrame`, `CFrame`): the
+    /// stages are written once here; a frame adapter knows how to send its frame on, which
+    /// signature an invocation gets, and where the return value goes.
+    static func handleMiss<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                                   frame: Frame) throws(RuntimeError) -> Frame.Outcome {
         try guardDepth(cls, selector)
         defer { sf_forward_depth_exit() }
 
         if try resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
-            return try call(m, raw, selector, cls: cls, callerSignature: signature, arguments: arguments,
-                            returnValue: returnValue, spill: spill)
+            return try frame.call(m, on: raw, selector, cls: cls)
         }
-        if let target = try forwardingTarget(raw, selector, cls) {
-            defer { sf_release_inline(target) }
-            return try send(to: target, selector, signature: signature, arguments: arguments, returnValue: returnValue, spill: spill)
-        }
-        if implements(cls, forwardInvocation) {
-            let sig = try methodSignature(raw, selector, cls) ?? signature
-            guard accepts(sig, for: signature, spills: spill != nil) else {
-                throw .signatureMismatch(className: visibleName(cls), selector: selector.name,
-                                         expected: sig.encoding, actual: signature.encoding)
-            }
-            let invocation = Invocation.capture(signature: sig.storage, arguments: arguments)
-            try deliver(invocation, to: raw, cls)
-            invocation.storage.copyReturn(to: destination(sig, for: signature, returnValue, spill))
-            return sig
-        }
-        throw try doesNotRecognize(raw, selector, cls)
+        return try forwardStages(raw, selector, cls: cls, frame: frame)
     }
 
-    /// Where a method typed `sig` writes its return for a caller typed `caller`: the caller's
-    /// storage, or a spill buffer when a void caller's storage is too small (see `handleMiss`).
-    private static func destination(_ sig: Signature, for caller: Signature, _ returnValue: UnsafeMutableRawPointer,
-                                    _ spill: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> UnsafeMutableRawPointer {
-        guard caller.returnType == .void, sig.storage.returnSize > unknownReturnCapacity, let spill else { return returnValue }
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: sig.storage.returnSize, alignment: 16)
-        buffer.initializeMemory(as: UInt8.self, repeating: 0, count: sig.storage.returnSize)
-        spill.pointee?.deallocate()
-        spill.pointee = buffer
-        return buffer
-    }
-
-    /// A miss from `sf_msg_send`: the C caller's argument types are unknown until a stage
-    /// supplies them (the found method, the forwarding target's method, or a signature).
-    static func handleMissFromC(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
-                                arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
-                                returnValue: UnsafeMutableRawPointer?) throws(RuntimeError) {
-        try guardDepth(cls, selector)
-        defer { sf_forward_depth_exit() }
-
-        if try resolve(raw, selector, cls), sf_lookup_method(cls, selector.raw) != nil {
-            try CMessageSend.send(raw, selector, ret: returnValue, args: arguments)
-            return
-        }
+    /// Stages 2 to 4 (after the resolver); the forwarding IMP starts here. The caller holds a
+    /// depth level (`guardDepth`).
+    static func forwardStages<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                                      frame: Frame) throws(RuntimeError) -> Frame.Outcome {
         if let target = try forwardingTarget(raw, selector, cls) {
             defer { sf_release_inline(target) }
-            try CMessageSend.send(target, selector, ret: returnValue, args: arguments)
-            return
+            return try frame.send(to: target, selector)
         }
         if implements(cls, forwardInvocation) {
-            guard let sig = try methodSignature(raw, selector, cls) else {
-                throw .forwardingFailed(className: visibleName(cls), selector: selector.name,
-                                        reason: "a C send needs methodSignatureForSelector: to describe the arguments")
-            }
-            let invocation = Invocation(signature: sig, target: ObjectRef(raw), selector: selector)
-            for i in 0..<sig.explicitArgumentCount {
-                guard let p = arguments?[i] else {
-                    throw .invalidArgument(className: visibleName(cls), selector: selector.name, reason: "argument \(i + 1) pointer is NULL")
-                }
-                invocation.storage.argumentPointer(i + 2).copyMemory(from: p, byteCount: sig.storage.argumentSizes[i + 2])
-            }
+            let sig = try frame.invocationSignature(declared: try methodSignature(raw, selector, cls), selector, cls: cls)
+            let invocation = try frame.capture(sig, receiver: raw, selector, cls: cls)
             try deliver(invocation, to: raw, cls)
-            if let returnValue { invocation.storage.copyReturn(to: returnValue) }
-            return
+            return frame.finish(invocation, sig)
         }
         throw try doesNotRecognize(raw, selector, cls)
     }
@@ -110,15 +57,15 @@ enum Forwarding {
     static func forward(_ storage: InvocationStorage, cls: sf_class_t) throws(RuntimeError) {
         let target = storage.header.target!
         storage.writeTargetAndSelector()
-        let sig = try handleMiss(target, Selector(raw: storage.header.selector), cls: cls,
-                                 signature: Signature(storage: storage.header.signature),
-                                 arguments: storage.argv, returnValue: storage.returnPointer)
+        let frame = SwiftFrame(signature: Signature(storage: storage.header.signature),
+                               arguments: storage.argv, returnValue: storage.returnPointer)
+        let sig = try handleMiss(target, Selector(raw: storage.header.selector), cls: cls, frame: frame)
         storage.header.ownsReturnObject = sig.returnType == .object
     }
 
     // MARK: - Stages
 
-    private static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
+    static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
         if sf_forward_depth_enter() > maximumDepth {
             sf_forward_depth_exit()
             throw .forwardingFailed(className: visibleName(cls), selector: selector.name,
@@ -126,71 +73,8 @@ enum Forwarding {
         }
     }
 
-    /// Sends a frame to another receiver (fast forwarding), with its own forwarding on a miss.
-    static func send(to target: sf_id, _ selector: Selector, signature: Signature,
-                     arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-                     returnValue: UnsafeMutableRawPointer,
-                     spill: UnsafeMutablePointer<UnsafeMutableRawPointer?>? = nil) throws(RuntimeError) -> Signature {
-        arguments[0]!.storeBytes(of: target, as: sf_id.self)
-        let cls = sf_object_isa(target)!
-        guard let m = sf_lookup_method(cls, selector.raw) else {
-            return try handleMiss(target, selector, cls: cls, signature: signature, arguments: arguments,
-                                  returnValue: returnValue, spill: spill)
-        }
-        return try call(m, target, selector, cls: cls, callerSignature: signature, arguments: arguments,
-                        returnValue: returnValue, spill: spill)
-    }
-
-    private static func call(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector, cls: sf_class_t, callerSignature: Signature,
-                             arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-                             returnValue: UnsafeMutableRawPointer,
-                             spill: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) throws(RuntimeError) -> Signature {
-        let sig = Signature(raw: sf_method_sig(m))
-        guard accepts(sig, for: callerSignature, spills: spill != nil) else {
-            throw .signatureMismatch(className: visibleName(cls), selector: selector.name,
-                                     expected: sig.encoding, actual: callerSignature.encoding)
-        }
-        let ret = destination(sig, for: callerSignature, returnValue, spill)
-        sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(m)!, ret, arguments)
-        try Runtime.rethrowPending()
-        return sig
-    }
-
-    /// Swift callers that do not state a return type (dynamic sends, `as: Void.self`) pass a
-    /// void signature with return storage of at least this many bytes
-    /// (`MessageSend.withReturnStorage`, `InvocationStorage.make`).
-    static let unknownReturnCapacity = 16
-
-    /// Whether a method typed `sig` may run on a frame laid out for `caller`: the same types,
-    /// or the same arguments for a caller that did not state a return type — when the value
-    /// fits its storage or the caller takes a spill buffer. (A bigger struct would otherwise be
-    /// written past the caller's buffer.)
-    static func accepts(_ sig: Signature, for caller: Signature, spills: Bool = false) -> Bool {
-        if sig.isCompatible(with: caller) { return true }
-        return caller.returnType == .void
-            && sig.argumentTypes.count == caller.argumentTypes.count
-            && zip(sig.argumentTypes.dropFirst(2), caller.argumentTypes.dropFirst(2)).allSatisfy { $0.isCompatible(with: $1) }
-            && (spills || sig.storage.returnSize <= unknownReturnCapacity)
-    }
-
     static func implements(_ cls: sf_class_t, _ selector: Selector) -> Bool {
         sf_lookup_method(cls, selector.raw) != nil
-    }
-
-    /// Stage 1: asks the class (or, for class methods, the metaclass) to add the method.
-    private static func resolve(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Bool {
-        let isMeta = sf_class_info(cls) & UInt32(SF_CLASS_META) != 0
-        let resolver = isMeta ? resolveClassMethod : resolveInstanceMethod
-        // The class object receives the resolver; for a class method the receiver is that class.
-        // An object with per-object hooks has a hidden subclass as its isa: ask its visible class,
-        // so that what the resolver adds serves every instance (the hidden class's cache is
-        // flushed with its superclass's, so the retry below finds it).
-        var visible = cls
-        while sf_class_info(visible) & UInt32(SF_CLASS_HIDDEN) != 0, let s: sf_class_t = sf_class_super(visible) { visible = s }
-        let classObject: sf_id = isMeta ? raw : sf_class_as_object(visible)
-        guard implements(sf_object_isa(classObject), resolver) else { return false }
-        let added: Bool = try ObjectRef(classObject).send(resolver, selector)
-        return added
     }
 
     /// Stage 2: returns a +1 target other than the receiver, or nil.
@@ -203,7 +87,7 @@ enum Forwarding {
     }
 
     /// Stage 3a: the signature the class declares for a selector it forwards, if any.
-    private static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
+    static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
         guard implements(cls, methodSignature) else { return nil }
         let text: CString = try ObjectRef(raw).send(methodSignature, selector)
         guard let s = text.string else { return nil }

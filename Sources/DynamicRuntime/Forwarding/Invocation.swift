@@ -55,81 +55,47 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
         }
     }
 
-    private func check(_ index: Int, _ type: TypeEncoding) throws(RuntimeError) -> TypeEncoding {
-        let types = storage.header.signature.argumentTypes
-        guard index >= 0, index < types.count - 2 else {
-            throw .invalidArgument(className: className, selector: selector.name,
-                                   reason: "argument index \(index) out of range 0..<\(types.count - 2)")
-        }
-        let want = types[index + 2]
-        guard want.isCompatible(with: type) else {
-            throw .signatureMismatch(className: className, selector: selector.name, expected: storage.header.signature.encoding,
-                                     actual: "argument \(index) read or written as '\(type.encoding)'")
-        }
-        return want
-    }
-
     var className: String {
         guard let t = storage.header.target, let c = sf_object_getClass(t) else { return "nil" }
         return String(cString: sf_class_getName(c))
     }
 
+    private var access: CallFrameAccess<Invocation> { CallFrameAccess(frame: self) }
+
     /// Argument `index` (0 is the first after the selector), checked against the signature.
     public func argument<T: MessageArgument>(at index: Int, as _: T.Type = T.self) throws(RuntimeError) -> T {
-        _ = try check(index, T.typeEncoding)
-        return T(argumentStorage: storage.argumentPointer(index + 2))
+        try access.argument(at: index)
     }
 
     /// Sets argument `index`; retains objects and copies C strings if arguments are retained.
     public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
-        let type = (value as? DynamicValue)?.typeEncoding ?? T.typeEncoding
-        let want = try check(index, type)
-        try (value as? DynamicValue)?.checkByteCount(size: storage.header.signature.argumentSizes[index + 2], of: want,
-                                                     what: "argument \(index + 1)", className: className, selector: selector.name)
-        storage.setArgument(index + 2, type: want) { value.storeArgument(to: $0) }
+        try access.setArgument(value, at: index)
     }
 
     /// Argument `index` as a dynamic value.
     public func argumentValue(at index: Int) throws(RuntimeError) -> DynamicValue {
-        let types = storage.header.signature.argumentTypes
-        guard index >= 0, index < types.count - 2 else {
-            throw .invalidArgument(className: className, selector: selector.name,
-                                   reason: "argument index \(index) out of range 0..<\(types.count - 2)")
-        }
-        return DynamicValue.load(types[index + 2], from: storage.argumentPointer(index + 2), isReturn: false)
+        try access.argumentValue(at: index)
     }
 
     /// All arguments after the selector, as dynamic values.
-    public var argumentValues: [DynamicValue] {
-        (0..<argumentCount).map { (try? argumentValue(at: $0)) ?? .void }
-    }
+    public var argumentValues: [DynamicValue] { access.argumentValues }
 
     /// The return value (objects come back retained for the caller).
     public func returnValue<T: MessageReturn>(as _: T.Type = T.self) throws(RuntimeError) -> T {
-        let sig = storage.header.signature
-        guard sig.returnType.isCompatible(with: T.returnEncoding) else {
-            throw .signatureMismatch(className: className, selector: selector.name, expected: sig.encoding,
-                                     actual: "return value read as '\(T.returnEncoding.encoding)'")
-        }
-        if sig.returnType == .object, let o = storage.returnPointer.load(as: sf_id?.self) { sf_retain_inline(o) }
-        return T(returnStorage: storage.returnPointer)
+        try access.returnValue()
     }
 
     /// The return value as a dynamic value.
-    public var returnValue: DynamicValue {
-        DynamicValue.load(storage.header.signature.returnType, from: storage.returnPointer, isReturn: false)
-    }
+    public var returnValue: DynamicValue { access.returnDynamicValue }
 
     /// Sets the return value the caller will receive.
     public func setReturnValue<T: MessageReturn>(_ value: T) throws(RuntimeError) {
-        let sig = storage.header.signature
-        guard sig.returnType.isCompatible(with: T.returnEncoding) else {
-            throw .signatureMismatch(className: className, selector: selector.name, expected: sig.encoding,
-                                     actual: "return value set as '\(T.returnEncoding.encoding)'")
-        }
-        storage.clearReturn()
-        value.storeReturn(to: storage.returnPointer)
-        storage.header.ownsReturnObject = sig.returnType == .object
+        try access.setReturnValue(value)
+    }
+
+    /// Sets the return value from a dynamic value of the right type.
+    public func setReturnValue(_ value: DynamicValue) throws(RuntimeError) {
+        try access.setReturnValue(value)
     }
 
     /// Retains the target and object arguments and copies C strings, so the record can outlive
@@ -187,5 +153,22 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     public var description: String {
         let args = argumentValues.map(\.description).joined(separator: ", ")
         return "<Invocation -[\(className) \(selector.name)](\(args)) \(signature.encoding)>"
+    }
+}
+
+extension Invocation: CallFrame {
+    var frameSignature: Signature { signature }
+    func argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { storage.argumentPointer(position) }
+    var returnSlot: UnsafeMutableRawPointer { storage.returnPointer }
+    var errorContext: (className: String, selector: String) { (className, selector.name) }
+
+    func writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
+        storage.setArgument(position, type: type, write)
+    }
+
+    func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
+        storage.clearReturn()
+        write(storage.returnPointer)
+        storage.header.ownsReturnObject = storage.header.signature.returnType == .object
     }
 }

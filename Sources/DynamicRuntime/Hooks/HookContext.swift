@@ -22,78 +22,46 @@ public struct HookContext {
     /// Whether the original (or the next instead-hook) has run for this call.
     public var didProceed: Bool { state.pointee.proceeded }
 
-    private func check(_ index: Int, _ type: TypeEncoding) throws(RuntimeError) -> TypeEncoding {
-        let types = hook.signature.argumentTypes
-        guard index >= 0, index < types.count - 2 else {
-            throw .invalidArgument(className: hook.cls.visibleName, selector: selector.name,
-                                   reason: "argument index \(index) out of range 0..<\(types.count - 2)")
-        }
-        guard types[index + 2].isCompatible(with: type) else {
-            throw .signatureMismatch(className: hook.cls.visibleName, selector: selector.name,
-                                     expected: hook.signature.encoding, actual: "argument \(index) used as '\(type.encoding)'")
-        }
-        return types[index + 2]
-    }
+    private var access: CallFrameAccess<HookContext> { CallFrameAccess(frame: self) }
 
     /// Argument `index` (0 is the first after the selector), checked against the signature.
     public func argument<T: MessageArgument>(at index: Int, as _: T.Type = T.self) throws(RuntimeError) -> T {
-        _ = try check(index, T.typeEncoding)
-        return T(argumentStorage: arguments[index + 2]!)
+        try access.argument(at: index)
     }
 
     /// Replaces argument `index` for the rest of this call (borrowed: keep objects alive).
     public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
-        let want = try check(index, (value as? DynamicValue)?.typeEncoding ?? T.typeEncoding)
-        try (value as? DynamicValue)?.checkByteCount(size: hook.signature.storage.argumentSizes[index + 2], of: want,
-                                                     what: "argument \(index + 1)", className: hook.cls.visibleName,
-                                                     selector: selector.name)
-        value.storeArgument(to: arguments[index + 2]!)
+        try access.setArgument(value, at: index)
+    }
+
+    /// Argument `index` as a dynamic value.
+    public func argumentValue(at index: Int) throws(RuntimeError) -> DynamicValue {
+        try access.argumentValue(at: index)
     }
 
     /// All arguments after the selector, as dynamic values.
-    public var argumentValues: [DynamicValue] {
-        let types = hook.signature.argumentTypes
-        return (2..<types.count).map { DynamicValue.load(types[$0], from: arguments[$0]!, isReturn: false) }
-    }
+    public var argumentValues: [DynamicValue] { access.argumentValues }
 
     /// The return value so far (zero until the original runs or a hook sets it).
     public func returnValue<T: MessageReturn>(as _: T.Type = T.self) throws(RuntimeError) -> T {
-        let sig = hook.signature
-        guard sig.returnType.isCompatible(with: T.returnEncoding) else {
-            throw .signatureMismatch(className: hook.cls.visibleName, selector: selector.name, expected: sig.encoding,
-                                     actual: "return value read as '\(T.returnEncoding.encoding)'")
-        }
-        if sig.returnType == .object, let o = returnStorage.load(as: sf_id?.self) { sf_retain_inline(o) }
-        return T(returnStorage: returnStorage)
+        try access.returnValue()
     }
 
     /// The return value so far, as a dynamic value.
-    public var returnValueDescription: DynamicValue {
-        DynamicValue.load(hook.signature.returnType, from: returnStorage, isReturn: false)
-    }
+    public var returnValue: DynamicValue { access.returnDynamicValue }
+
+    /// The return value so far, as a dynamic value.
+    @available(*, deprecated, renamed: "returnValue")
+    public var returnValueDescription: DynamicValue { access.returnDynamicValue }
 
     /// Sets the value the caller receives.
     public func setReturnValue<T: MessageReturn>(_ value: T) throws(RuntimeError) {
-        let sig = hook.signature
-        guard sig.returnType.isCompatible(with: T.returnEncoding) else {
-            throw .signatureMismatch(className: hook.cls.visibleName, selector: selector.name, expected: sig.encoding,
-                                     actual: "return value set as '\(T.returnEncoding.encoding)'")
-        }
-        releaseReturnObject()
-        value.storeReturn(to: returnStorage)
+        try access.setReturnValue(value)
     }
 
     /// Sets the return value from a dynamic value of the right type.
     public func setReturnValue(_ value: DynamicValue) throws(RuntimeError) {
-        guard hook.signature.returnType.isCompatible(with: value.typeEncoding) else {
-            throw .signatureMismatch(className: hook.cls.visibleName, selector: selector.name, expected: hook.signature.encoding,
-                                     actual: "return value set as '\(value.typeEncoding.encoding)'")
-        }
-        let sig = hook.signature
-        try value.checkByteCount(size: Int(sf_ffi_type_size(sig.raw.pointee.return_type)), of: sig.returnType,
-                                 what: "the return value", className: hook.cls.visibleName, selector: selector.name)
-        releaseReturnObject()
-        value.store(to: returnStorage, isReturn: true)
+        try access.setReturnValue(value)
     }
 
     func releaseReturnObject() {
@@ -141,5 +109,21 @@ public struct HookContext {
         } else {
             record = makeInvocation()
         }
+    }
+}
+
+extension HookContext: CallFrame {
+    var frameSignature: Signature { hook.signature }
+    func argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { arguments[position]! }
+    var returnSlot: UnsafeMutableRawPointer { returnStorage }
+    var errorContext: (className: String, selector: String) { (hook.cls.visibleName, selector.name) }
+
+    func writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
+        write(arguments[position]!)
+    }
+
+    func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
+        releaseReturnObject()
+        write(returnStorage)
     }
 }

@@ -6,7 +6,12 @@ extension RuntimeClass {
     /// `position` with the call's `HookContext`. Hooking an inherited method gives this class
     /// its own entry, leaving the superclass untouched.
     ///
-    /// - Parameter types: the signature the hook expects, checked against the method's.
+    /// - Parameters:
+    ///   - selector: the method to hook, implemented by this class or inherited.
+    ///   - position: `.before`, `.after` or `.instead` of the original.
+    ///   - types: the signature the hook expects, checked against the method's.
+    ///   - body: the hook; an `.instead` hook calls `proceed()` to run the original.
+    /// - Returns: the token whose `remove()` takes the hook out again.
     /// - Throws: `hookFailed` (no such method), `reservedSelector`, `signatureMismatch`.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
@@ -31,7 +36,7 @@ extension RuntimeClass {
     @discardableResult
     public func onMethodInvoked(_ selector: Selector,
                                 _ body: @escaping (ObjectRef, [DynamicValue], DynamicValue) -> Void) throws(RuntimeError) -> HookToken {
-        try hook(selector, .after) { ctx in body(ctx.target, ctx.argumentValues, ctx.returnValueDescription) }
+        try hook(selector, .after) { ctx in body(ctx.target, ctx.argumentValues, ctx.returnValue) }
     }
 }
 

@@ -3,9 +3,15 @@ import CShims
 extension MessageReceiver {
     /// Associates a Swift value with the object until it is deallocated or the key is reset
     /// (nil removes it). Runtime objects passed as `Object` are retained.
-    public func setAssociatedValue(_ value: Any?, for key: AssociationKey) {
-        guard let raw = receiver.raw else { return }
-        let table = ObjectSideTable.of(raw, create: true)!
+    ///
+    /// - Returns: false, storing and retaining nothing, for the nil object and for an object
+    ///   being deallocated (from a dealloc observer, its own or its ivars' and associated
+    ///   values'): its associations are being released, so a new one would leak.
+    @discardableResult
+    public func setAssociatedValue(_ value: Any?, for key: AssociationKey) -> Bool {
+        guard let raw = receiver.raw else { return false }
+        if value != nil, ObjectLifecycle.isDeallocating(raw) { return false }
+        guard let table = ObjectSideTable.of(raw, create: value != nil) else { return true }
         switch value {
         case nil:
             table.set(nil, for: key.rawKey)
@@ -15,6 +21,7 @@ extension MessageReceiver {
         case let some?:
             table.set(.swift(some), for: key.rawKey)
         }
+        return true
     }
 
     /// The value associated under `key`, if any.
@@ -35,7 +42,7 @@ extension MessageReceiver {
     @discardableResult
     public func onDeallocate(_ body: @escaping (ObjectRef) -> Void) -> DeallocObserverToken? {
         guard let raw = receiver.raw else { return nil }
-        if sf_object_flags(raw) & UInt32(SF_OBJ_IMMORTAL) != 0 { return nil }
+        if sf_object_flags(raw) & UInt32(SF_OBJ_IMMORTAL | SF_OBJ_DEALLOCATING) != 0 { return nil }
         return ObjectSideTable.of(raw, create: true)!.addObserver(body)
     }
 

@@ -5,12 +5,27 @@ import Glibc
 enum ObjectLifecycle {
     static func allocate(_ cls: RuntimeClass) -> sf_id {
         let size = cls.instanceSize
-        let memory = calloc(1, size)!
+        let memory: UnsafeMutableRawPointer
+        let alignment = cls.instanceAlignment
+        if alignment > 16 {
+            // An ivar asked for more than malloc guarantees; free() releases either kind.
+            var p: UnsafeMutableRawPointer?
+            guard posix_memalign(&p, alignment, size) == 0, let p else { fatalError("out of memory") }
+            memset(p, 0, size)
+            memory = p
+        } else {
+            memory = calloc(1, size)!
+        }
         let obj = memory.assumingMemoryBound(to: sf_object.self)
         sf_object_init_header(obj, cls.raw, 0)
         sf_class_adjust_live_instances(cls.raw, 1)
         sf_counter_objects_add(1)
         return obj
+    }
+
+    /// Whether the object's final release has begun deallocating it.
+    static func isDeallocating(_ obj: sf_id) -> Bool {
+        sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) != 0
     }
 
     /// Runs once, when the last strong reference goes: weak refs read nil from here on, then
@@ -20,8 +35,11 @@ enum ObjectLifecycle {
         if sf_object_flags(obj) & UInt32(SF_OBJ_HAS_WEAK) != 0 {
             WeakTable.shared.clear(obj)
         }
-        if let side = sf_object_side(obj) {
-            let table = Unmanaged<ObjectSideTable>.fromOpaque(side).takeRetainedValue()
+        // Held to the end, not just through the observers: code that runs below (an ivar's
+        // dealloc observer) may still look the table up through the object.
+        let table = sf_object_side(obj).map { Unmanaged<ObjectSideTable>.fromOpaque($0).takeRetainedValue() }
+        defer { withExtendedLifetime(table) {} }
+        if let table {
             table.runDeallocObservers(ObjectRef(obj))
             table.releaseAssociations()
         }
@@ -39,6 +57,10 @@ enum ObjectLifecycle {
                 slot.pointee = nil
                 sf_release_inline(value)
             }
+        }
+        // A table first made during deallocation (only lookups and removals get that far).
+        if table == nil, let late = sf_object_side(obj) {
+            Unmanaged<ObjectSideTable>.fromOpaque(late).takeRetainedValue().releaseAssociations()
         }
         sf_class_adjust_live_instances(cls.raw, -1)
         sf_counter_objects_add(-1)

@@ -12,11 +12,15 @@ extension RuntimeClass {
         return false
     }
 
-    /// Whether instances (for a metaclass: the class) respond to `selector`.
+    /// Whether instances (for a metaclass: the class) respond to `selector`: a method is found,
+    /// or the resolver adds one (it is asked once, as objc4's `class_respondsToSelector` does).
     public func responds(to selector: Selector) -> Bool {
-        sf_rcu_enter()
-        defer { sf_rcu_exit() }
-        return sf_lookup_method(raw, selector.raw) != nil
+        let found = { () -> Bool in
+            sf_rcu_enter()
+            defer { sf_rcu_exit() }
+            return sf_lookup_method(self.raw, selector.raw) != nil
+        }()
+        return found || Forwarding.resolveForLookup(raw, selector)
     }
 
     /// This class's own methods (not inherited ones), sorted by name.

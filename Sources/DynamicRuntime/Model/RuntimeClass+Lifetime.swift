@@ -23,7 +23,8 @@ extension RuntimeClass {
                 throw .classInUse(name: name, reason: "subclass(es) \(metaSubs.map(\.name).joined(separator: ", ")) still exist")
             }
             isDisposed = true
-            if !isHidden, Runtime.state.classesByName[name] === self { Runtime.state.classesByName[name] = nil }
+            let key = NameKey(cString: sf_class_getName(raw))
+            if !isHidden, Runtime.state.classesByName[key] === self { Runtime.state.classesByName[key] = nil }
             superclass?.subclasses.removeAll { $0 === self }
             meta.lookupSuperclass?.subclasses.removeAll { $0 === meta }
             // Readers may still be inside this class's cache or methods: free after a grace period.

@@ -96,6 +96,9 @@ extension RuntimeClass {
             flushCaches()
             return (Method(record: record), nil)
         }
+        if isMetaclass, selector == Forwarding.resolveInstanceMethod || selector == Forwarding.resolveClassMethod {
+            Runtime.state.lock.withLock { resolverChanged() }
+        }
         Runtime.state.collectGarbage()
         return result
     }

@@ -26,7 +26,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     private unowned(unsafe) var _instanceClass: RuntimeClass?
 
     // Guarded by Runtime.state.lock.
-    var methods: [Selector: MethodRecord] = [:]
+    var methods: MethodTable = [:]
     var ivarList: [Ivar] = []
     var subclasses: [RuntimeClass] = []
     var isRegistered = false
@@ -37,6 +37,9 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var keptAlive: [ClosureIMP] = []
     /// Offsets of strong object ivars, this class's and inherited; fixed at registration.
     var objectIvarOffsets: [Int] = []
+    /// The alignment instances are allocated with: the largest of the ivars' (inherited ones
+    /// included) and malloc's 16. Fixed at registration.
+    var instanceAlignment = 16
 
     /// The metaclass, which holds the class methods. For a metaclass: the root metaclass.
     public var metaclass: RuntimeClass { _metaclass ?? _instanceClass!.rootClass.metaclass }
@@ -72,8 +75,11 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
 
     /// The registered class with that name, if any. A pair that is only allocated reserves
     /// its name but is not returned: it cannot make instances yet (like `objc_getClass`).
-    public static func named(_ name: String) -> RuntimeClass? {
-        Runtime.state.lock.withLock { Runtime.state.classesByName[name].flatMap { $0.isRegistered ? $0 : nil } }
+    public static func named(_ name: String) -> RuntimeClass? { named(key: NameKey(name)) }
+
+    /// The registered class whose name has exactly these bytes.
+    static func named(key: NameKey) -> RuntimeClass? {
+        Runtime.state.lock.withLock { Runtime.state.classesByName[key].flatMap { $0.isRegistered ? $0 : nil } }
     }
 
     /// Every registered class, sorted by name (allocated, unregistered pairs are left out).
@@ -83,7 +89,9 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         }
     }
 
-    init(unregisteredName name: String, superclass: RuntimeClass?, hidden: Bool) throws(RuntimeError) {
+    /// `key`, when given, is the name's exact bytes (a C name that `name` only displays).
+    init(unregisteredName name: String, key: NameKey? = nil, superclass: RuntimeClass?, hidden: Bool) throws(RuntimeError) {
+        let key = key ?? NameKey(name)
         Runtime.ensureInitialized()
         if let superclass, superclass.isMetaclass {
             throw .invalidArgument(className: name, selector: "-", reason: "the superclass '\(superclass.name)' is a metaclass")
@@ -91,7 +99,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         if let superclass, !superclass.isRegistered {
             throw .classNotRegistered(name: superclass.name, operation: "subclass it")
         }
-        if name.isEmpty || name.utf8.contains(0) {
+        if name.isEmpty || key.containsNUL {
             throw .invalidArgument(className: name, selector: "-", reason: "a class name must be non-empty and contain no NUL")
         }
         self.name = name
@@ -103,25 +111,26 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         _metaclass = meta
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
             if !hidden {
-                guard Runtime.state.classesByName[name] == nil else {
+                guard Runtime.state.classesByName[key] == nil else {
                     throw .duplicateClass(name: name)
                 }
-                Runtime.state.classesByName[name] = self
+                Runtime.state.classesByName[key] = self
             }
             let size = superclass?.instanceSize ?? sf_object_header_size()
             let root = superclass?.rootClass.metaclass ?? meta
-            sf_class_init(raw, meta.raw, superclass?.raw, strdup(name), size,
+            sf_class_init(raw, meta.raw, superclass?.raw, key.cStringCopy(), size,
                           hidden ? UInt32(SF_CLASS_HIDDEN) : 0, Unmanaged.passUnretained(self).toOpaque())
             meta._instanceClass = self
             // A root metaclass inherits from its root class, as in Objective-C.
             let metaSuper = superclass?.metaclass ?? self
-            sf_class_init(meta.raw, root.raw, metaSuper.raw, strdup(name), sf_class_struct_size(),
+            sf_class_init(meta.raw, root.raw, metaSuper.raw, key.cStringCopy(), sf_class_struct_size(),
                           UInt32(SF_CLASS_META) | (hidden ? UInt32(SF_CLASS_HIDDEN) : 0),
                           Unmanaged.passUnretained(meta).toOpaque())
             meta.setSuperclassLinkage(metaSuper)
             superclass?.subclasses.append(self)
             metaSuper.subclasses.append(meta)
             objectIvarOffsets = superclass?.objectIvarOffsets ?? []
+            instanceAlignment = superclass?.instanceAlignment ?? 16
         }
     }
 

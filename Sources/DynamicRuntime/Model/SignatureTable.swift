@@ -5,7 +5,7 @@ import Glibc
 final class SignatureTable: @unchecked Sendable {
     static let shared = SignatureTable()
 
-    private let lock = RuntimeLock()
+    let lock = RuntimeLock()
     private var byEncoding: [String: SignatureStorage] = [:]
     private var structTypes: [String: UnsafeMutablePointer<ffi_type>] = [:]
 
@@ -42,8 +42,7 @@ final class SignatureTable: @unchecked Sendable {
             structTypes[key] = made
             return made
         default:
-            let code = t.encoding.utf8.first!
-            guard let scalar = sf_ffi_type_for_code(CChar(bitPattern: code)) else {
+            guard let scalar = t.scalarFFIType else {
                 throw .malformedEncoding(encoding: text, offset: 0, reason: "no libffi type for '\(t.encoding)'")
             }
             return scalar

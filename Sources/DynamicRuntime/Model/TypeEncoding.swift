@@ -2,12 +2,31 @@ import CShims
 
 /// One type of an Objective-C-style type encoding, e.g. `q` (Int64) or `{Point=dd}`.
 public indirect enum TypeEncoding: Hashable, Sendable, CustomStringConvertible {
+    /// `v`: no value (a method that returns nothing).
     case void
-    case int8, uint8, int16, uint16, int32, uint32
+    /// `c`: a C `signed char` / `Int8`.
+    case int8
+    /// `C`: a C `unsigned char` / `UInt8`.
+    case uint8
+    /// `s`: a C `short` / `Int16`.
+    case int16
+    /// `S`: a C `unsigned short` / `UInt16`.
+    case uint16
+    /// `i`: a C `int` / `Int32`.
+    case int32
+    /// `I`: a C `unsigned int` / `UInt32`.
+    case uint32
     /// `l` / `L`: a C `long`, 64 bits on the LP64 platforms this runs on.
     case long, unsignedLong
-    case int64, uint64
-    case float, double
+    /// `q`: a C `long long` / `Int64` (and Swift's `Int`).
+    case int64
+    /// `Q`: a C `unsigned long long` / `UInt64` (and Swift's `UInt`).
+    case uint64
+    /// `f`: a C `float` / `Float`.
+    case float
+    /// `d`: a C `double` / `Double`.
+    case double
+    /// `B`: a C `bool` / `Bool`.
     case bool
     /// `*`: a NUL-terminated C string.
     case cString
@@ -25,62 +44,17 @@ public indirect enum TypeEncoding: Hashable, Sendable, CustomStringConvertible {
     /// The encoding text, as it would appear in a signature.
     public var encoding: String {
         switch self {
-        case .void: "v"
-        case .int8: "c"
-        case .uint8: "C"
-        case .int16: "s"
-        case .uint16: "S"
-        case .int32: "i"
-        case .uint32: "I"
-        case .long: "l"
-        case .unsignedLong: "L"
-        case .int64: "q"
-        case .uint64: "Q"
-        case .float: "f"
-        case .double: "d"
-        case .bool: "B"
-        case .cString: "*"
-        case .object: "@"
-        case .classObject: "#"
-        case .selector: ":"
         case let .pointer(pointee): "^" + (pointee?.encoding ?? "?")
         case let .structure(name, fields): "{\(name)=" + fields.map(\.encoding).joined() + "}"
+        default: String(UnicodeScalar(scalarCode!.character))
         }
     }
 
+    /// The encoding text (`encoding`).
     public var description: String { encoding }
 
     /// The 5-bit code used in a signature's packed key; 0 for types the key cannot express.
-    var keyCode: UInt64 {
-        switch self {
-        case .void: 1
-        case .int8: 2
-        case .uint8: 3
-        case .int16: 4
-        case .uint16: 5
-        case .int32: 6
-        case .uint32: 7
-        case .long, .int64: 8
-        case .unsignedLong, .uint64: 9
-        case .float: 10
-        case .double: 11
-        case .bool: 12
-        case .cString: 13
-        case .object: 14
-        case .classObject: 15
-        case .selector: 16
-        case .pointer: 17
-        case .structure: 0
-        }
-    }
-
-    /// True for types that are passed in integer registers and fit in a word.
-    var isWordSized: Bool {
-        switch self {
-        case .void, .float, .double, .structure: false
-        default: true
-        }
-    }
+    var keyCode: UInt64 { scalarCode?.key ?? 0 }
 
     /// Whether two encodings describe the same machine type (`l` and `q` do on LP64).
     func isCompatible(with other: TypeEncoding) -> Bool {

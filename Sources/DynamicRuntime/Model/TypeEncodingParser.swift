@@ -74,22 +74,6 @@ struct TypeEncodingParser {
         case UInt8(ascii: "v"):
             guard allowVoid else { throw fail("'v' (void) is only valid as a return type or pointee", at: start) }
             return .void
-        case UInt8(ascii: "c"): return .int8
-        case UInt8(ascii: "C"): return .uint8
-        case UInt8(ascii: "s"): return .int16
-        case UInt8(ascii: "S"): return .uint16
-        case UInt8(ascii: "i"): return .int32
-        case UInt8(ascii: "I"): return .uint32
-        case UInt8(ascii: "l"): return .long
-        case UInt8(ascii: "L"): return .unsignedLong
-        case UInt8(ascii: "q"): return .int64
-        case UInt8(ascii: "Q"): return .uint64
-        case UInt8(ascii: "f"): return .float
-        case UInt8(ascii: "d"): return .double
-        case UInt8(ascii: "B"): return .bool
-        case UInt8(ascii: "*"): return .cString
-        case UInt8(ascii: "#"): return .classObject
-        case UInt8(ascii: ":"): return .selector
         case UInt8(ascii: "@"):
             if !atEnd, bytes[index] == UInt8(ascii: "?") {
                 throw fail("blocks ('@?') are not supported; pass a C function pointer ('^?')", at: start)
@@ -127,6 +111,7 @@ struct TypeEncodingParser {
         case UInt8(ascii: "?"):
             throw fail("unknown type '?' is not supported", at: start)
         default:
+            if let scalar = TypeEncoding.scalar(for: c) { return scalar }
             throw fail("unknown type code", at: start)
         }
     }

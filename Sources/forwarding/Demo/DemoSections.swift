@@ -1,32 +1,13 @@
-import ArgumentParser
 import DynamicRuntime
 
-/// `forwarding demo`: classes, sends, forwarding, hooks and throttling, narrated.
-struct Demo: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Show class registration, message sends, forwarding, hooks and throttling.")
-
-    @Option(help: "Which part to show: all, runtime, forwarding, hooks, throttle.")
-    var part: String = "all"
-
-    func run() throws {
-        let parts = part == "all" ? ["runtime", "forwarding", "hooks", "throttle"] : [part]
-        for p in parts {
-            switch p {
-            case "runtime": try runtimeDemo()
-            case "forwarding": try forwardingDemo()
-            case "hooks": try hooksDemo()
-            case "throttle": try ThrottleDemo.run()
-            default: throw ValidationError("unknown part '\(p)'; use all, runtime, forwarding, hooks or throttle")
-            }
-        }
-    }
-
-    private func heading(_ title: String) {
+/// The demo's runtime, forwarding and hooks sections. Each prints its sends and returns a
+/// one-line summary built from what the sends returned.
+enum DemoSections {
+    static func heading(_ title: String) {
         print("\n== \(title) " + String(repeating: "=", count: max(0, 60 - title.count)))
     }
 
-    private func runtimeDemo() throws {
+    static func runtime() throws -> String {
         heading("classes and message sends")
         let calc = try RuntimeClass(name: "Calculator", ivars: [("total", .int64)])
         print("registered \(calc.name): instance size \(calc.instanceSize) bytes, metaclass \(calc.metaclass)")
@@ -36,27 +17,35 @@ struct Demo: ParsableCommand {
             try self_.setValue(total, forIvar: "total")
             return total
         }
-        try calc.metaclass.addMethod("describe") { (_: ObjectRef) in CString(Demo.staticDescription) }
+        try calc.metaclass.addMethod("describe") { (_: ObjectRef) in CString(DemoSections.staticDescription) }
         let c = try calc.createInstance()
         let sum: Int = try c.send("add:to:", 1, 2)
         print("[c add:1 to:2]            -> \(sum)          (typed send, direct call)")
-        print("[c add:1 to:2]            -> \(try c.send("add:to:", 1, 2))          (dynamic send, ffi_call)")
+        let dynamic = try c.send("add:to:", 1, 2)
+        print("[c add:1 to:2]            -> \(dynamic)          (dynamic send, ffi_call)")
         _ = try c.send("accumulate:", 5, as: Int.self)
-        print("[c accumulate:5] twice    -> \(try c.send("accumulate:", 5, as: Int.self))         (ivar 'total')")
+        let total = try c.send("accumulate:", 5, as: Int.self)
+        print("[c accumulate:5] twice    -> \(total)         (ivar 'total')")
         print("[Calculator describe]     -> \((try calc.send("describe", as: CString.self)).string ?? "")")
+        var thrown = 0
         do {
             try c.send("divide:by:", 1, 0)
         } catch {
+            thrown += 1
             print("[c divide:1 by:0]         -> error: \(error)")
         }
         do {
             let _: Int = try c.send("add:to:", 1.5, 2)
         } catch {
+            thrown += 1
             print("[c add:1.5 to:2]          -> error: \(error)")
         }
+        return "a class built at run time answered the typed send (\(sum)) and the dynamic one "
+            + "(\(dynamic)) alike, kept state in an ivar (total \(total)), answered a class method, "
+            + "and \(thrown) of 2 bad sends (unknown selector, Double for long) threw typed errors."
     }
 
-    private func forwardingDemo() throws {
+    static func forwarding() throws -> String {
         heading("forwarding: resolve, forwarding target, forwardInvocation")
         let greeter = try RuntimeClass(name: "Greeter")
         try greeter.addMethod("greet:") { (_: ObjectRef, n: Int) in n * 10 }
@@ -69,7 +58,8 @@ struct Demo: ParsableCommand {
             return true
         }
         let l = try lazy.createInstance()
-        print("[lazy seven]              -> \(try l.send("seven", as: Int.self))")
+        let resolved = try l.send("seven", as: Int.self)
+        print("[lazy seven]              -> \(resolved)")
         print("[lazy seven] again        -> \(try l.send("seven", as: Int.self))   (now a real method)")
 
         let relay = try RuntimeClass(name: "Relay", ivars: [("next", .object)])
@@ -79,7 +69,8 @@ struct Demo: ParsableCommand {
         }
         let r = try relay.createInstance()
         try r.setValue(g.ref, forIvar: "next")
-        print("[relay greet:4]           -> \(try r.send("greet:", 4, as: Int.self))")
+        let relayed = try r.send("greet:", 4, as: Int.self)
+        print("[relay greet:4]           -> \(relayed)")
 
         let logging = try Proxy.makeClass(name: "LoggingProxy") { invocation, proceed in
             print("  forwardInvocation: \(invocation)")
@@ -87,15 +78,22 @@ struct Demo: ParsableCommand {
             print("  ... returned \(invocation.returnValue)")
         }
         let proxy = try Proxy.create(logging, wrapping: g)
-        print("[proxy greet:5]           -> \(try proxy.send("greet:", 5, as: Int.self))")
+        let proxied = try proxy.send("greet:", 5, as: Int.self)
+        print("[proxy greet:5]           -> \(proxied)")
+        var refused = "no error"
         do {
             try proxy.send("wave")
         } catch {
+            refused = "an error"
             print("[proxy wave]              -> error: \(error)")
         }
+        return "each forwarding stage answered a message its class lacks: resolveInstanceMethod "
+            + "added 'seven' (\(resolved)), forwardingTarget relayed greet:4 (\(relayed)), a proxy's "
+            + "forwardInvocation logged and replayed greet:5 (\(proxied)); a selector nobody "
+            + "implements gave \(refused)."
     }
 
-    private func hooksDemo() throws {
+    static func hooks() throws -> String {
         heading("hooks: before / after blocks by name, per instance, unhook")
         let account = try RuntimeClass(name: "Account", ivars: [("balance", .int64)])
         try account.addMethod("deposit:") { (self_: ObjectRef, amount: Int) -> Int in
@@ -112,7 +110,8 @@ struct Demo: ParsableCommand {
         let after = try account.hook("deposit:", .after) { ctx in
             print("  after  deposit: balance now \(try ctx.returnValue(as: Int.self))")
         }
-        print("[a deposit:100]           -> \(try a.send("deposit:", 100, as: Int.self))")
+        let first = try a.send("deposit:", 100, as: Int.self)
+        print("[a deposit:100]           -> \(first)")
         let cap = try a.hook("deposit:", .instead) { ctx in
             let amount = try ctx.argument(at: 0, as: Int.self)
             if amount > 500 {
@@ -122,14 +121,21 @@ struct Demo: ParsableCommand {
                 try ctx.proceed()
             }
         }
-        print("[a deposit:1000]          -> \(try a.send("deposit:", 1000, as: Int.self))")
-        print("[b deposit:1000]          -> \(try b.send("deposit:", 1000, as: Int.self))   (other instance untouched)")
+        let refused = try a.send("deposit:", 1000, as: Int.self)
+        print("[a deposit:1000]          -> \(refused)")
+        let other = try b.send("deposit:", 1000, as: Int.self)
+        print("[b deposit:1000]          -> \(other)   (other instance untouched)")
         cap.remove()
         before.remove()
         after.remove()
         let restored = account.ownMethod(for: "deposit:")!.implementation
         print("unhooked: IMP \(restored == original ? "==" : "!=") original (\(restored))")
-        print("[a deposit:1]             -> \(try a.send("deposit:", 1, as: Int.self))")
+        let last = try a.send("deposit:", 1, as: Int.self)
+        print("[a deposit:1]             -> \(last)")
+        return "before/after hooks saw deposit:100 (balance \(first)); an instead-hook on one "
+            + "instance refused 1000 there (\(refused)) while the other took it (\(other)); after "
+            + "unhooking, the IMP is \(restored == original ? "the original again" : "NOT the original") "
+            + "and deposit:1 gives \(last)."
     }
 
     private static let staticDescription: StaticString = "a calculator class"

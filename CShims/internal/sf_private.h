@@ -12,6 +12,9 @@
 #include <ffi.h>
 #include <stdatomic.h>
 
+/* Internal symbols stay inside libSelectorForwarding.so: only SelectorForwarding.h is API. */
+#pragma GCC visibility push(hidden)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -74,8 +77,6 @@ struct sf_cache_bucket {
 struct sf_cache {
     uint32_t mask;                  /* capacity - 1; capacity is a power of two */
     uint32_t occupied;              /* written under the runtime lock only */
-    struct sf_cache *retired_next;
-    uint64_t retired_tag;
     struct sf_cache_bucket buckets[];
 };
 
@@ -130,8 +131,7 @@ static inline sf_method_t sf_cache_probe(sf_class_t cls, sf_sel sel) {
 /* Writers: called with the runtime lock held. */
 void sf_cache_insert(sf_class_t cls, sf_sel sel, sf_method_t method);
 void sf_cache_flush(sf_class_t cls);
-/* Frees caches replaced by growth once no reader can hold them; returns how many remain. */
-size_t sf_cache_collect(void);
+/* A cache replaced by growth goes to the retired list (sf_retire). */
 /* Frees the class's cache outright: only when no reader can reach the class. */
 void sf_cache_destroy(sf_class_t cls);
 
@@ -142,6 +142,11 @@ typedef void (*sf_dealloc_hook_fn)(sf_id obj);
 extern sf_lookup_slow_fn _Atomic sf_lookup_slow;
 extern sf_dealloc_hook_fn _Atomic sf_dealloc_hook;
 void sf_install_slow_path(sf_lookup_slow_fn fn);
+/* The forwarding IMP's dispatcher (forward.c): given the first three argument words, returns
+ * the code to run the call with (NULL: the zero-return stub; *stret then says which). */
+typedef sf_imp (*sf_forward_target_fn)(void *a0, void *a1, void *a2, int *stret);
+extern sf_forward_target_fn _Atomic sf_forward_target;
+void sf_install_forward_target(sf_forward_target_fn fn);
 void sf_install_dealloc_hook(sf_dealloc_hook_fn fn);
 
 static inline sf_class_t sf_object_isa(sf_id obj) {
@@ -152,11 +157,19 @@ static inline sf_class_t sf_object_isa(sf_id obj) {
  * forwarding without the runtime lock. Never returned to callers. */
 extern struct sf_method sf_forward_method;
 static inline sf_method_t sf_forward_method_marker(void) { return &sf_forward_method; }
+/* Cached once the resolver declined the selector (objc4's _objc_msgForward_impcache): later
+ * misses skip the resolver until the class's methods change, which flushes the cache. */
+extern struct sf_method sf_declined_method;
+static inline sf_method_t sf_declined_method_marker(void) { return &sf_declined_method; }
+static inline bool sf_method_is_marker(sf_method_t m) { return m == &sf_forward_method || m == &sf_declined_method; }
+static inline bool sf_cache_resolver_declined(sf_class_t cls, sf_sel sel) {
+    return sf_cache_probe(cls, sel) == &sf_declined_method;
+}
 
 static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
     sf_method_t m = sf_cache_probe(cls, sel);
     if (__builtin_expect(m == NULL, 0)) m = atomic_load_explicit(&sf_lookup_slow, memory_order_relaxed)(cls, sel);
-    return m == &sf_forward_method ? NULL : m;
+    return sf_method_is_marker(m) ? NULL : m;
 }
 
 /* ---- an error raised inside an IMP (a throwing closure or hook), for the sender ---- */
@@ -179,6 +192,11 @@ static inline void *sf_swap_delivering_record(void *r) {
     sf_delivering = r;
     return old;
 }
+
+/* The C API's calls in progress on this thread (an sf_call_t is valid only while on it). */
+extern _Thread_local void *sf_capi_call_top __attribute__((tls_model("initial-exec")));
+static inline void *sf_capi_calls(void) { return sf_capi_call_top; }
+static inline void sf_capi_set_calls(void *top) { sf_capi_call_top = top; }
 
 /* Forwarding depth on this thread: a forwardInvocation: that re-sends to itself is an error,
  * not a stack overflow. */
@@ -224,6 +242,9 @@ void sf_class_init(sf_class_t cls, sf_class_t isa, sf_class_t superclass, const 
                    size_t instance_size, uint32_t info, void *swift_class);
 intptr_t sf_class_live_instances(sf_class_t cls);
 void sf_class_adjust_live_instances(sf_class_t cls, intptr_t delta);
+/* Method entries come from a pool of slabs (method_pool.c), not one malloc each. */
+sf_method_t sf_method_alloc(void);
+void sf_method_free(sf_method_t m);
 void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signature *sig, void *owner);
 /* Swaps the IMP atomically; returns the previous one. */
 sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp);
@@ -239,6 +260,7 @@ struct sf_rcu_reader {
     _Atomic uint64_t epoch;         /* 0 = quiescent */
     uint32_t nesting;
     _Atomic int in_use;
+    uint32_t transient;             /* taken after thread exit: given back when the section ends */
     struct sf_rcu_reader *next;
 };
 
@@ -247,6 +269,8 @@ extern _Atomic uint64_t sf_rcu_epoch;
 extern int sf_rcu_readers_fence;
 
 struct sf_rcu_reader *sf_rcu_register_thread(void);
+/* Gives back a record taken by a thread past its own exit destructor. */
+void sf_rcu_release_transient(struct sf_rcu_reader *r);
 
 static inline void sf_rcu_enter(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
@@ -261,14 +285,35 @@ static inline void sf_rcu_enter(void) {
 
 static inline void sf_rcu_exit(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
-    if (--r->nesting == 0) atomic_store_explicit(&r->epoch, 0, memory_order_release);
+    if (--r->nesting == 0) {
+        atomic_store_explicit(&r->epoch, 0, memory_order_release);
+        if (__builtin_expect(r->transient != 0, 0)) sf_rcu_release_transient(r);
+    }
 }
 
 void sf_rcu_init(void);
+/* pthread_atfork handlers for the readers list, run last in prepare and first after fork. */
+void sf_rcu_atfork_prepare(void);
+void sf_rcu_atfork_parent(void);
+void sf_rcu_atfork_child(void);
 /* Call after unpublishing; the returned tag goes with the retired item. */
 uint64_t sf_rcu_retire_tag(void);
 /* Items with a tag lower than this are unreachable by every reader. */
 uint64_t sf_rcu_oldest_reader(void);
+
+/* The retired list (retire.c): the one way to free what readers may still hold. */
+typedef void (*sf_retire_fn)(void *item);
+struct sf_retired;
+/* Queues `item` for free_fn after the grace period; call with the runtime lock held, after
+ * unpublishing it. */
+void sf_retire(void *item, sf_retire_fn free_fn);
+/* Detaches the items no reader can reach any more (runtime lock held); NULL when none. */
+struct sf_retired *sf_retired_take_ready(void);
+/* Frees a detached list; call without the runtime lock (a free may re-enter the runtime). */
+void sf_retired_free(struct sf_retired *list);
+/* Items still waiting, and list entries examined by sf_retired_take_ready so far (lock held). */
+size_t sf_retired_pending(void);
+uint64_t sf_retired_visits(void);
 
 /* ---- hooks: the state a trampoline reads on every call ---- */
 
@@ -307,7 +352,12 @@ static inline void sf_clear_last_error(void) {
 
 /* ---- libffi helpers awkward in Swift ---- */
 
+/* The table of scalar type codes (sf_type_codes.h): libffi type and key code of a code
+ * character (NULL / 0 for none), and the rows in order, for Swift's check of its own copy. */
 ffi_type *sf_ffi_type_for_code(char code);
+uint8_t sf_type_code_key(char code);
+size_t sf_type_code_count(void);
+char sf_type_code_character(size_t index);
 ffi_type *sf_ffi_make_struct(ffi_type **elements, size_t count);
 ffi_status sf_ffi_prep_cif(ffi_cif *cif, unsigned nargs, ffi_type *rtype, ffi_type **atypes);
 void *sf_ffi_closure_alloc(void **code);
@@ -354,6 +404,8 @@ static inline intptr_t sf_counter_objects(void) { return atomic_load(&sf_live_ob
 static inline intptr_t sf_counter_closures(void) { return atomic_load(&sf_live_closures); }
 static inline void sf_counter_objects_add(intptr_t d) { atomic_fetch_add_explicit(&sf_live_objects, d, memory_order_relaxed); }
 static inline void sf_counter_closures_add(intptr_t d) { atomic_fetch_add_explicit(&sf_live_closures, d, memory_order_relaxed); }
+#pragma GCC visibility pop
+
 #ifdef __cplusplus
 }
 #endif
