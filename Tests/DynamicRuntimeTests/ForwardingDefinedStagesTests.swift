@@ -3,7 +3,7 @@
 // rather than through the setResolveInstanceMethod/setForwardingTarget/… helpers.
 import CShims
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 nonisolated(unsafe) private var cResolverCalls = 0
 nonisolated(unsafe) private var cUnrecognized: [String] = []

@@ -2,7 +2,7 @@
 // MessageSend, CAPI, Object). All are fixed; each test reproduces the original failure.
 import CShims
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 final class ForwardingKnownBugTests: XCTestCase {
     /// Regression (fixed, cache.c): `sf_empty_cache` had no bucket of its own, so the first

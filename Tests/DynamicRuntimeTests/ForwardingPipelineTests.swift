@@ -1,7 +1,7 @@
 // Acceptance tests for issue 3: every stage of the forwarding path, in Objective-C's order.
 import CShims
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 final class ForwardingPipelineTests: XCTestCase {
     var objectBaseline = 0

@@ -1,7 +1,7 @@
 // Acceptance tests for issue 3: NSProxy-style proxies (Proxy.makeClass / Proxy.create).
 import CShims
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 final class ForwardingProxyTests: XCTestCase {
     var objectBaseline = 0

@@ -3,7 +3,7 @@
 // replaceMethod and observers.
 import CShims
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 final class HookBehaviourTests: XCTestCase {
     var objectBaseline = 0

@@ -5,7 +5,7 @@
 import CShims
 import Foundation
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 final class HookConcurrencyTests: XCTestCase {
     static let senders = 8

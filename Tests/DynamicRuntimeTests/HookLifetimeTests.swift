@@ -4,7 +4,7 @@ import CShims
 import Dispatch
 import Foundation
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 final class HookLifetimeTests: XCTestCase {
     // MARK: replay after the hooks are gone

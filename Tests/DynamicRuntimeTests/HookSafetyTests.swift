@@ -2,7 +2,7 @@
 // send messages back to their own object.
 import CShims
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 final class HookSafetyTests: XCTestCase {
     var objectBaseline = 0

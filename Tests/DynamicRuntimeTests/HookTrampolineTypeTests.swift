@@ -3,7 +3,7 @@
 // structs in registers and in memory, and many-argument signatures that spill to the stack.
 import CShims
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 /// What the native many-argument C IMP last received (it cannot capture context).
 nonisolated(unsafe) private var nativeRecord: [String] = []

@@ -4,7 +4,7 @@ import CShims
 import Foundation
 import Glibc
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 final class InvocationRecordTests: XCTestCase {
     static let allTypes = "v@:cCsSiIqQfdB*@#:^v{Point=dd}{Rect={Point=dd}{Size=dd}}"

@@ -1,5 +1,5 @@
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 /// `Locked`: the state is reachable only under the lock, the lock is released on every exit,
 /// and (debug builds) the owner is known to `assertHeld`.

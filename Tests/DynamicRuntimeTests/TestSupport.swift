@@ -3,7 +3,7 @@ import Foundation
 import Glibc
 import Synchronization
 import XCTest
-@_spi(Locking) @testable import DynamicRuntime
+@testable import DynamicRuntime
 
 /// Class names are process-wide: every test makes its own so tests never collide.
 func uniqueName(_ base: String = #function) -> String { uniqueClassName(base) }

@@ -16,15 +16,10 @@ import Synchronization
 /// out of the critical section (to perform or release them after unlocking), which
 /// `Mutex.withLock`'s `sending` rules reject. Not recursive.
 ///
-/// Public only as SPI (`@_spi(Locking) import DynamicRuntime`), for the package's own modules:
-/// Swift 6.3 inlines `@inlinable` code across modules only when it is public, and a lock taken
-/// on every throttled call must be inlined.
-///
 /// Debug builds record the owning thread, so ``assertHeld(_:file:line:)`` can check a
 /// "called with the lock held" rule; release builds keep nothing and check nothing.
-@_spi(Locking) public final class Locked<State> {
-    // Heap-allocated once so the pthread object never moves. Usable from inlinable code, like
-    // everything `withLock` touches: the lock is inlined into callers in other modules.
+package final class Locked<State> {
+    // Heap-allocated once so the pthread object never moves.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     // Only touched with `mutex` held; the exclusivity check would cost the hot path a runtime
     // call per access for nothing.
@@ -35,7 +30,7 @@ import Synchronization
     #endif
 
     /// A lock guarding `initial`.
-    public init(_ initial: State) {
+    package init(_ initial: State) {
         state = initial
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -49,7 +44,7 @@ import Synchronization
 
     /// Runs `body` on the state with the lock held and returns its result.
     @inlinable @inline(__always)
-    public func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
+    package func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         #if DEBUG
         Self.markOwner(owner, from: 0)
@@ -65,7 +60,7 @@ import Synchronization
 
     /// Traps in debug builds unless the calling thread holds the lock; nothing in release.
     @inlinable @inline(__always)
-    public func assertHeld(_ message: @autoclosure () -> String = "lock not held",
+    package func assertHeld(_ message: @autoclosure () -> String = "lock not held",
                             file: StaticString = #fileID, line: UInt = #line) {
         #if DEBUG
         precondition(isHeldByCurrentThread, message(), file: file, line: line)
@@ -75,7 +70,7 @@ import Synchronization
     /// Traps in debug builds if the calling thread holds the lock (it is about to take it, or
     /// to call out to code that may); nothing in release.
     @inlinable @inline(__always)
-    public func assertNotHeld(_ message: @autoclosure () -> String = "lock held",
+    package func assertNotHeld(_ message: @autoclosure () -> String = "lock held",
                                file: StaticString = #fileID, line: UInt = #line) {
         #if DEBUG
         precondition(!isHeldByCurrentThread, message(), file: file, line: line)
@@ -85,7 +80,7 @@ import Synchronization
     #if DEBUG
     /// Whether the calling thread holds the lock (debug builds only: release keeps no owner).
     @inlinable
-    public var isHeldByCurrentThread: Bool { owner.load(ordering: .relaxed) == Self.currentThread }
+    package var isHeldByCurrentThread: Bool { owner.load(ordering: .relaxed) == Self.currentThread }
 
     @usableFromInline
     static var currentThread: UInt {

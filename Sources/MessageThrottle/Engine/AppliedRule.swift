@@ -1,4 +1,4 @@
-@_spi(Locking) import DynamicRuntime
+import DynamicRuntime
 
 /// A rule's live state once applied: its hook, its limiter and a spare record to reuse.
 final class AppliedRule: @unchecked Sendable {

@@ -1,5 +1,5 @@
 import Dispatch
-@_spi(Locking) import DynamicRuntime
+import DynamicRuntime
 
 /// Applies and discards rules. Thread-safe; one rule per selector per class hierarchy across
 /// all engines, as in MessageThrottle. An instance rule takes precedence over a class rule

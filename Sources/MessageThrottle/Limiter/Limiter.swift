@@ -1,4 +1,4 @@
-@_spi(Locking) import DynamicRuntime
+import DynamicRuntime
 
 /// The timing core of a message throttle: decides, for each message received,
 /// whether it is performed now, kept to be performed later, or dropped.

@@ -1,4 +1,4 @@
-@_spi(Locking) import DynamicRuntime
+import DynamicRuntime
 
 /// A throttling rule: which messages (`target`, `selector`), how (`mode`, `duration`) and
 /// where delayed messages run (`executor`). Rules stay live: changing `mode` or `duration` of

@@ -1,4 +1,4 @@
-@_spi(Locking) import DynamicRuntime
+import DynamicRuntime
 
 /// A virtual clock for deterministic tests.
 ///
