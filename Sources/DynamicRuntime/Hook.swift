@@ -373,6 +373,12 @@ final class MethodHook: @unchecked Sendable {
             try Runtime.rethrowPending()
             return
         }
+        // Through a trampoline, the original is called directly with the same registers.
+        if trampoline.isTrampoline, let layout = signature.storage.layout {
+            sf_tramp_call_args(layout, unsafeBitCast(imp, to: UnsafeRawPointer.self), ret, args)
+            try Runtime.rethrowPending()
+            return
+        }
         // libffi's x86-64 ffi_call rewrites the avalue entries of structs larger than 16 bytes
         // to point at copies in its own frame, dead once it returns. Call with a copy of the
         // vector: `args` must stay valid for after-hooks, another proceed(), makeInvocation().

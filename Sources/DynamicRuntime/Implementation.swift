@@ -29,7 +29,7 @@ public struct IMP: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// The entry point as a raw address.
     public var address: UnsafeRawPointer { unsafeBitCast(pointer, to: UnsafeRawPointer.self) }
 
-    /// Whether this IMP is a libffi closure made by the runtime.
+    /// Whether this IMP runs a Swift closure (a trampoline or libffi closure made by the runtime).
     public var isClosure: Bool { owner != nil }
 
     public static func == (a: IMP, b: IMP) -> Bool { a.address == b.address }
@@ -41,22 +41,41 @@ public struct IMP: Hashable, @unchecked Sendable, CustomStringConvertible {
 @usableFromInline
 typealias ClosureBody = (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws -> Void
 
-/// A libffi closure that turns a Swift closure into a C-callable IMP for one signature.
+/// Turns a Swift closure into a C-callable IMP for one signature: a trampoline slot into the
+/// register-spilling entry where the signature allows (x86-64), else a libffi closure.
 final class ClosureIMP: @unchecked Sendable {
-    let closure: UnsafeMutableRawPointer
+    /// The libffi closure, or nil for a trampoline.
+    let closure: UnsafeMutableRawPointer?
+    /// The trampoline's context (handler, owner, layout), or nil for a libffi closure.
+    let context: UnsafeMutablePointer<sf_tramp_context>?
     let entry: sf_imp
     let signature: Signature
     let body: ClosureBody
 
     init(signature: Signature, body: @escaping ClosureBody) throws(RuntimeError) {
+        self.signature = signature
+        self.body = body
+        if sf_tramp_enabled() != 0, let layout = signature.storage.layout {
+            let context = UnsafeMutablePointer<sf_tramp_context>.allocate(capacity: 1)
+            context.initialize(to: sf_tramp_context(handler: trampolineEntry, owner: nil, layout: layout))
+            guard let code = sf_tramp_alloc(context, unsafeBitCast(sf_tramp_entry as @convention(c) () -> Void, to: UnsafeRawPointer.self)) else {
+                context.deallocate()
+                throw .implementationFailed(className: "-", selector: "-", reason: "no trampoline slot could be mapped")
+            }
+            self.closure = nil
+            self.context = context
+            self.entry = unsafeBitCast(code, to: sf_imp.self)
+            context.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+            sf_counter_closures_add(1)
+            return
+        }
         var code: UnsafeMutableRawPointer?
         guard let closure = sf_ffi_closure_alloc(&code), let code else {
             throw .implementationFailed(className: "-", selector: "-", reason: "libffi could not allocate a closure")
         }
         self.closure = closure
+        self.context = nil
         self.entry = unsafeBitCast(code, to: sf_imp.self)
-        self.signature = signature
-        self.body = body
         let status = sf_ffi_prep_closure(closure, &signature.storage.raw.pointee.cif, closureEntry,
                                          Unmanaged.passUnretained(self).toOpaque(), code)
         guard status == FFI_OK else {
@@ -67,11 +86,36 @@ final class ClosureIMP: @unchecked Sendable {
     }
 
     deinit {
-        sf_ffi_closure_free(closure)
+        if let closure {
+            sf_ffi_closure_free(closure)
+        } else if let context {
+            // The slot is reused only after a grace period; the context goes with this object,
+            // which nothing can call any more (its owners let go after their own grace period).
+            sf_tramp_free(unsafeBitCast(entry, to: UnsafeMutableRawPointer.self))
+            context.deallocate()
+        }
         sf_counter_closures_add(-1)
     }
 
+    /// Whether calls enter through a trampoline slot (not a libffi closure).
+    var isTrampoline: Bool { context != nil }
+
     var imp: IMP { IMP(pointer: entry, owner: self) }
+
+    /// Runs the body for a call that could not reach it (errors cannot unwind through C).
+    @inline(__always)
+    func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        do {
+            try body(ret, args)
+        } catch {
+            // The caller gets zero and the sender the error. A C caller that called the IMP
+            // itself reads it with sf_last_error().
+            ret.initializeMemory(as: UInt8.self, repeating: 0, count: signature.storage.returnSize)
+            let e = Runtime.wrap(error, args)
+            e.record()
+            Runtime.raise(e)
+        }
+    }
 }
 
 private let closureEntry: @convention(c) (
@@ -79,17 +123,18 @@ private let closureEntry: @convention(c) (
     UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutableRawPointer?
 ) -> Void = { _, ret, args, userData in
     // The method table keeps the box alive for as long as the IMP is reachable.
-    Unmanaged<ClosureIMP>.fromOpaque(userData!)._withUnsafeGuaranteedRef { box in
-        do {
-            try box.body(ret!, args!)
-        } catch {
-            // Errors cannot unwind through C frames: the caller gets zero and the sender the error.
-            // A C caller that called the IMP itself reads it with sf_last_error().
-            ret!.initializeMemory(as: UInt8.self, repeating: 0, count: box.signature.storage.returnSize)
-            let e = Runtime.wrap(error, args!)
-            e.record()
-            Runtime.raise(e)
-        }
+    Unmanaged<ClosureIMP>.fromOpaque(userData!)._withUnsafeGuaranteedRef { $0.run(ret!, args!) }
+}
+
+/// What `sf_tramp_entry` calls: the argument vector points into the spilled registers and the
+/// caller's stack, so nothing is copied and nothing allocated.
+private let trampolineEntry: sf_tramp_handler = { context, frame in
+    let context = context!.assumingMemoryBound(to: sf_tramp_context.self)
+    let layout = context.pointee.layout!
+    withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: Int(layout.pointee.nargs)) { args in
+        let ret = sf_tramp_frame_args(frame, layout, args.baseAddress)!
+        Unmanaged<ClosureIMP>.fromOpaque(context.pointee.owner!)._withUnsafeGuaranteedRef { $0.run(ret, args.baseAddress!) }
+        sf_tramp_frame_return(frame, layout)
     }
 }
 
