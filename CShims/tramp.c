@@ -14,16 +14,21 @@
 #define SLOT 16u
 #define SLOTS (PAGE / SLOT)
 
-extern const unsigned char sf_tramp_template[PAGE];
+extern const unsigned char sf_tramp_templates[SF_TRAMP_KINDS][PAGE];
 
 struct retired {
     void *code;
     uint64_t tag;
+    int kind;
+};
+
+struct pool {
+    void **slots;                   /* stack of free slots */
+    size_t count, cap;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static void **free_list;            /* stack of free slots */
-static size_t free_count, free_cap;
+static struct pool pools[SF_TRAMP_KINDS];
 static struct retired *pending;     /* retired, waiting for the grace period */
 static size_t pending_count, pending_cap;
 static size_t live_count;
@@ -67,27 +72,38 @@ static void *map_chunk(void) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-static int add_chunk(void) {
-    if (!grow((void **)&free_list, &free_cap, free_count + SLOTS, sizeof *free_list)) return 0;
+static int add_chunk(int kind) {
+    struct pool *pool = &pools[kind];
+    if (!grow((void **)&pool->slots, &pool->cap, pool->count + SLOTS, sizeof *pool->slots)) return 0;
     unsigned char *p = map_chunk();
     if (!p) return 0;
-    memcpy(p, sf_tramp_template, PAGE);
+    memcpy(p, sf_tramp_templates[kind], PAGE);
     if (mprotect(p, PAGE, PROT_READ | PROT_EXEC) != 0) {
         munmap(p, 2 * PAGE);
         return 0;
     }
-    for (unsigned i = SLOTS; i-- > 0;) free_list[free_count++] = p + i * SLOT;
+    for (unsigned i = SLOTS; i-- > 0;) pool->slots[pool->count++] = p + i * SLOT;
     return 1;
+}
+
+static int kind_of(const void *code) {
+    for (int k = 0; k < SF_TRAMP_KINDS; k++) {
+        if (memcmp(code, sf_tramp_templates[k], 3) == 0) return k;
+    }
+    return -1;
 }
 
 /* Moves retired slots whose grace period is over to the free list (lock held). */
 static void collect(void) {
     if (pending_count == 0) return;
-    if (!grow((void **)&free_list, &free_cap, free_count + pending_count, sizeof *free_list)) return;
+    for (int k = 0; k < SF_TRAMP_KINDS; k++) {
+        if (!grow((void **)&pools[k].slots, &pools[k].cap, pools[k].count + pending_count, sizeof(void *))) return;
+    }
     uint64_t oldest = sf_rcu_oldest_reader();
     size_t kept = 0;
     for (size_t i = 0; i < pending_count; i++) {
-        if (pending[i].tag < oldest) free_list[free_count++] = pending[i].code;
+        struct pool *pool = &pools[pending[i].kind];
+        if (pending[i].tag < oldest) pool->slots[pool->count++] = pending[i].code;
         else pending[kept++] = pending[i];
     }
     pending_count = kept;
@@ -108,13 +124,19 @@ void sf_tramp_set_enabled(int on) {
 }
 
 void *sf_tramp_alloc(void *context, const void *target) {
+    return sf_tramp_alloc_kind(SF_TRAMP_R10, context, target);
+}
+
+void *sf_tramp_alloc_kind(int kind, void *context, const void *target) {
+    if (kind < 0 || kind >= SF_TRAMP_KINDS) return NULL;
+    struct pool *pool = &pools[kind];
     pthread_mutex_lock(&lock);
-    if (free_count == 0) collect();
-    if (free_count == 0 && !add_chunk()) {
+    if (pool->count == 0) collect();
+    if (pool->count == 0 && !add_chunk(kind)) {
         pthread_mutex_unlock(&lock);
         return NULL;
     }
-    void *code = free_list[--free_count];
+    void *code = pool->slots[--pool->count];
     live_count++;
     void **words = (void **)((char *)code + PAGE);
     words[0] = context;
@@ -125,11 +147,18 @@ void *sf_tramp_alloc(void *context, const void *target) {
 
 void sf_tramp_free(void *code) {
     if (!code) return;
+    int kind = kind_of(code);
     pthread_mutex_lock(&lock);
-    if (grow((void **)&pending, &pending_cap, pending_count + 1, sizeof *pending)) {
-        pending[pending_count++] = (struct retired){code, sf_rcu_retire_tag()};
+    if (kind >= 0 && grow((void **)&pending, &pending_cap, pending_count + 1, sizeof *pending)) {
+        pending[pending_count++] = (struct retired){code, sf_rcu_retire_tag(), kind};
     }  /* else: the slot leaks, which is safe */
     live_count--;
+    pthread_mutex_unlock(&lock);
+}
+
+void sf_tramp_set_context(void *code, void *context) {
+    pthread_mutex_lock(&lock);  /* publishes with the slot like sf_tramp_alloc's words */
+    ((void **)((char *)code + PAGE))[0] = context;
     pthread_mutex_unlock(&lock);
 }
 
@@ -143,7 +172,7 @@ void sf_tramp_stats(size_t *live, size_t *pending_slots, size_t *free_slots) {
     pthread_mutex_lock(&lock);
     if (live) *live = live_count;
     if (pending_slots) *pending_slots = pending_count;
-    if (free_slots) *free_slots = free_count;
+    if (free_slots) *free_slots = pools[SF_TRAMP_R10].count;
     pthread_mutex_unlock(&lock);
 }
 
@@ -152,7 +181,12 @@ void sf_tramp_stats(size_t *live, size_t *pending_slots, size_t *free_slots) {
 int sf_tramp_enabled(void) { return 0; }
 void sf_tramp_set_enabled(int on) { (void)on; }
 void *sf_tramp_alloc(void *context, const void *target) { (void)context; (void)target; return NULL; }
+void *sf_tramp_alloc_kind(int kind, void *context, const void *target) {
+    (void)kind; (void)context; (void)target;
+    return NULL;
+}
 void sf_tramp_free(void *code) { (void)code; }
+void sf_tramp_set_context(void *code, void *context) { (void)code; (void)context; }
 void sf_tramp_words(const void *code, void **context, const void **target) {
     (void)code;
     if (context) *context = NULL;

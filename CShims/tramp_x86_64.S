@@ -1,21 +1,32 @@
 // Trampoline template and entries for x86-64 System V (see include/sf_tramp.h).
 #if defined(__x86_64__) && defined(__linux__)
 
-// 256 identical 16-byte slots. Copied to a fresh page that becomes read+execute; the page
-// after the copy holds each slot's words, so the displacements reach slot + 4096.
-    .section .rodata
-    .p2align 12
-    .globl sf_tramp_template
-    .hidden sf_tramp_template
-sf_tramp_template:
+// Pages of 256 identical 16-byte slots, one page per register the context goes to: %r10
+// (for the entries) or the first integer argument register a signature leaves free (for the
+// register-class thunks, which take the context as one more argument). Copied to a fresh page
+// that becomes read+execute; the page after the copy holds each slot's words, so the
+// displacements reach slot + 4096 (context) and slot + 4104 (target).
+.macro SLOTS reg
     .rept 256
-    movq    4089(%rip), %r10        // context: slot + 4096 (rip = slot + 7)
-    jmpq    *4091(%rip)             // target: slot + 4104 (rip = slot + 13)
+    movq    4089(%rip), \reg           // rip = slot + 7
+    jmpq    *4091(%rip)                 // rip = slot + 13
     int3
     int3
     int3
     .endr
-    .size sf_tramp_template, 4096
+.endm
+
+    .section .rodata
+    .p2align 12
+    .globl sf_tramp_templates
+    .hidden sf_tramp_templates
+sf_tramp_templates:
+    SLOTS %r10
+    SLOTS %rdx
+    SLOTS %rcx
+    SLOTS %r8
+    SLOTS %r9
+    .size sf_tramp_templates, 5 * 4096
 
     .text
 // Spills the argument registers to a struct sf_tramp_frame (304 bytes) and calls

@@ -77,6 +77,9 @@ struct sf_tramp_layout {
     uint32_t ret_size;
     uint32_t ret_offset;    /* SF_RET_REGS: bytes into ret[] */
     uint32_t sse_used;      /* for %al */
+    uint32_t int_only;      /* 0, or the number of integer registers when every argument is an
+                             * integer scalar in a register and the return is one or none:
+                             * a register-class thunk can take the call (2-5) */
     struct sf_tramp_loc locs[];
 };
 
@@ -89,13 +92,21 @@ void sf_tramp_set_enabled(int enabled);
 /* Classifies a prepared cif; NULL when the entries cannot carry it (use libffi). Free with free(). */
 struct sf_tramp_layout *sf_tramp_layout_create(const ffi_cif *cif);
 
+/* The register a slot loads its context into: %r10 for the entries, or the first integer
+ * argument register a signature leaves free, for a thunk that takes it as one more argument. */
+enum { SF_TRAMP_R10 = 0, SF_TRAMP_RDX = 1, SF_TRAMP_RCX = 2, SF_TRAMP_R8 = 3, SF_TRAMP_R9 = 4, SF_TRAMP_KINDS = 5 };
+
 /* A slot whose code loads `context` into %r10 and jumps to `target`; NULL on failure. */
 void *sf_tramp_alloc(void *context, const void *target);
+/* The same with the context in another register (SF_TRAMP_*). */
+void *sf_tramp_alloc_kind(int kind, void *context, const void *target);
+/* Sets the context of a slot not yet published (its owner knows itself only after allocating). */
+void sf_tramp_set_context(void *code, void *context);
 /* Retires a slot no longer published; it is reused after a grace period. */
 void sf_tramp_free(void *code);
 /* Reads back a slot's words (tests and diagnostics). */
 void sf_tramp_words(const void *code, void **context, const void **target);
-/* Slots: handed out, waiting for a grace period, free. */
+/* Slots: handed out, waiting for a grace period, free (of the %r10 kind). */
 void sf_tramp_stats(size_t *live, size_t *pending, size_t *free_slots);
 /* The generic entry, to use as a slot's target. */
 void sf_tramp_entry(void);

@@ -46,8 +46,10 @@ typealias ClosureBody = (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMut
 final class ClosureIMP: @unchecked Sendable {
     /// The libffi closure, or nil for a trampoline.
     let closure: UnsafeMutableRawPointer?
-    /// The trampoline's context (handler, owner, layout), or nil for a libffi closure.
+    /// The spill entry's context (handler, owner, layout), or nil.
     let context: UnsafeMutablePointer<sf_tramp_context>?
+    /// Whether calls enter through a trampoline slot (not a libffi closure).
+    let isTrampoline: Bool
     let entry: sf_imp
     let signature: Signature
     let body: ClosureBody
@@ -56,16 +58,28 @@ final class ClosureIMP: @unchecked Sendable {
         self.signature = signature
         self.body = body
         if sf_tramp_enabled() != 0, let layout = signature.storage.layout {
-            let context = UnsafeMutablePointer<sf_tramp_context>.allocate(capacity: 1)
-            context.initialize(to: sf_tramp_context(handler: trampolineEntry, owner: nil, layout: layout))
-            guard let code = sf_tramp_alloc(context, unsafeBitCast(sf_tramp_entry as @convention(c) () -> Void, to: UnsafeRawPointer.self)) else {
-                context.deallocate()
+            let code: UnsafeMutableRawPointer?
+            let ints = Int(layout.pointee.int_only)
+            if (2...5).contains(ints) {
+                // Integer registers only: the slot hands this object to a thunk as the first
+                // free argument register; every argument stays where the caller put it.
+                self.context = nil
+                code = sf_tramp_alloc_kind(Int32(ints - 1), nil, registerThunks[ints - 2])
+            } else {
+                let context = UnsafeMutablePointer<sf_tramp_context>.allocate(capacity: 1)
+                context.initialize(to: sf_tramp_context(handler: trampolineEntry, owner: nil, layout: layout))
+                self.context = context
+                code = sf_tramp_alloc(context, unsafeBitCast(sf_tramp_entry as @convention(c) () -> Void, to: UnsafeRawPointer.self))
+            }
+            guard let code else {
+                context?.deallocate()
                 throw .implementationFailed(className: "-", selector: "-", reason: "no trampoline slot could be mapped")
             }
             self.closure = nil
-            self.context = context
+            self.isTrampoline = true
             self.entry = unsafeBitCast(code, to: sf_imp.self)
-            context.pointee.owner = Unmanaged.passUnretained(self).toOpaque()
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            if let context { context.pointee.owner = me } else { sf_tramp_set_context(code, me) }
             sf_counter_closures_add(1)
             return
         }
@@ -75,6 +89,7 @@ final class ClosureIMP: @unchecked Sendable {
         }
         self.closure = closure
         self.context = nil
+        self.isTrampoline = false
         self.entry = unsafeBitCast(code, to: sf_imp.self)
         let status = sf_ffi_prep_closure(closure, &signature.storage.raw.pointee.cif, closureEntry,
                                          Unmanaged.passUnretained(self).toOpaque(), code)
@@ -88,17 +103,14 @@ final class ClosureIMP: @unchecked Sendable {
     deinit {
         if let closure {
             sf_ffi_closure_free(closure)
-        } else if let context {
+        } else {
             // The slot is reused only after a grace period; the context goes with this object,
             // which nothing can call any more (its owners let go after their own grace period).
             sf_tramp_free(unsafeBitCast(entry, to: UnsafeMutableRawPointer.self))
-            context.deallocate()
+            context?.deallocate()
         }
         sf_counter_closures_add(-1)
     }
-
-    /// Whether calls enter through a trampoline slot (not a libffi closure).
-    var isTrampoline: Bool { context != nil }
 
     var imp: IMP { IMP(pointer: entry, owner: self) }
 
@@ -135,6 +147,36 @@ private let trampolineEntry: sf_tramp_handler = { context, frame in
         let ret = sf_tramp_frame_args(frame, layout, args.baseAddress)!
         Unmanaged<ClosureIMP>.fromOpaque(context.pointee.owner!)._withUnsafeGuaranteedRef { $0.run(ret, args.baseAddress!) }
         sf_tramp_frame_return(frame, layout)
+    }
+}
+
+/// The register-class thunks: (integer argument registers…, this object) for signatures whose
+/// arguments are all integer scalars in registers, by count of registers (2-5).
+nonisolated(unsafe) private let registerThunks: [UnsafeRawPointer] = [
+    unsafeBitCast({ (a0, a1, c) in callBody(c!, a0, a1, 0, 0, 0) } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, c) in callBody(c!, a0, a1, a2, 0, 0) } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, c) in callBody(c!, a0, a1, a2, a3, 0) }
+                  as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, a4, c) in callBody(c!, a0, a1, a2, a3, a4) }
+                  as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+]
+
+/// Runs the body over the registers stored in this frame; the word it returns goes to %rax.
+@inline(__always)
+private func callBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) -> UInt64 {
+    var words = (a0, a1, a2, a3, a4, UInt64(0), UInt64(0))  // arguments, then the return value
+    return withUnsafeMutableBytes(of: &words) { w in
+        let base = w.baseAddress!
+        var argv: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+                   UnsafeMutableRawPointer?) = (base, base + 8, base + 16, base + 24, base + 32)
+        withUnsafeMutablePointer(to: &argv) { tuple in
+            tuple.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 5) { args in
+                Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { $0.run(base + 40, args) }
+            }
+        }
+        return (base + 40).load(as: UInt64.self)
     }
 }
 

@@ -139,7 +139,7 @@ func checkTrampolineSignatures(_ label: String, file: StaticString = #filePath, 
 
 /// Mappings in /proc/self/maps that are writable and executable at once.
 func writableExecutableMappings() -> [String] {
-    guard let text = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return ["unreadable"] }
+    guard let text = procMaps(), text.contains("[stack]") else { return ["unreadable"] }
     return text.split(separator: "\n").filter { line in
         let perms = line.split(separator: " ").dropFirst().first ?? ""
         return perms.contains("w") && perms.contains("x")
@@ -148,7 +148,7 @@ func writableExecutableMappings() -> [String] {
 
 /// The permissions of the mapping holding `address`.
 func mappingPermissions(of address: UnsafeRawPointer) -> String? {
-    guard let text = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
+    guard let text = procMaps() else { return nil }
     let a = UInt(bitPattern: address)
     for line in text.split(separator: "\n") {
         let fields = line.split(separator: " ")
@@ -156,4 +156,18 @@ func mappingPermissions(of address: UnsafeRawPointer) -> String? {
         if range.count == 2, range[0] <= a, a < range[1] { return String(fields[1]) }
     }
     return nil
+}
+
+/// /proc/self/maps, read to the end (the file reports no size).
+func procMaps() -> String? {
+    guard let f = fopen("/proc/self/maps", "r") else { return nil }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&chunk, 1, chunk.count, f)
+        if n <= 0 { break }
+        bytes += chunk[0..<n]
+    }
+    return String(decoding: bytes, as: UTF8.self)
 }
