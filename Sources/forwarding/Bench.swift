@@ -160,8 +160,17 @@ struct BenchReport {
     static let targets: [(label: String, id: String, base: String, limit: Double)] = [
         ("sf_msg_lookup + call (2a) / floor", "2a", "1", 3.0),
         ("typed Swift send (2b) / floor", "2b", "1", 5.0),
-        ("pass-through rule (4b) / floor", "4b", "1", 20.0),
+        ("closure IMP, lookup + call (3a) / floor", "3a", "1", 3.0),
+        ("typed send, closure IMP (3b) / floor", "3b", "1", 4.0),
+        ("instead-hook, proceeds (4a) / floor", "4a", "1", 8.0),
+        ("the same over a closure (4c) / floor", "4c", "1", 8.0),
+        ("pass-through rule (4b) / floor", "4b", "1", 15.0),
         ("dropped throttled call (5) / floor", "5", "1", 10.0),
+        ("captured, last (6a) / floor", "6a", "1", 30.0),
+        ("captured, debounce (6b) / floor", "6b", "1", 30.0),
+        ("forwardingTarget (7c) / floor", "7c", "1", 60.0),
+        ("forwardInvocation (7d) / floor", "7d", "1", 150.0),
+        ("Proxy (7e) / floor", "7e", "1", 200.0),
         ("100,000 vs 10 selectors (9c / 9a)", "9c", "9a", 1.5),
         ("32-deep vs 1-deep hierarchy (9f / 9d)", "9f", "9d", 1.5),
     ]
