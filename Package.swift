@@ -11,8 +11,10 @@ let package = Package(
         // Benchmarks/ (which depends on this package by path). Not API: no stability promised.
         .library(name: "BenchFixtures", targets: ["BenchFixtures"]),
     ],
+    // Only the documentation plugin (`swift package generate-documentation`): it is never
+    // built into a product, so a package using the libraries builds nothing else.
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The dispatch fast path, object header, cache and C API live in C.
@@ -37,7 +39,6 @@ let package = Package(
                 "MessageThrottle",
                 "BenchFixtures",
                 "MallocCounter",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // Benchmarks (docs/performance.md): one definition of every measured class, method body

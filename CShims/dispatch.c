@@ -3,6 +3,7 @@
 
 sf_lookup_slow_fn _Atomic sf_lookup_slow;
 struct sf_method sf_forward_method;
+struct sf_method sf_declined_method;
 _Thread_local void *sf_pending_error;
 _Thread_local int sf_forward_depth;
 _Thread_local void *sf_delivering;
@@ -60,7 +61,7 @@ sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
                               memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
         sf_method_t m = sf_cache_probe(sf_object_isa(obj), sel);
-        sf_imp imp = m && m != &sf_forward_method ? sf_method_imp(m) : NULL;
+        sf_imp imp = m && !sf_method_is_marker(m) ? sf_method_imp(m) : NULL;
         atomic_store_explicit(&r->epoch, 0, memory_order_release);
         if (__builtin_expect(imp != NULL, 1)) return imp;
     }
@@ -89,15 +90,6 @@ sf_imp sf_msg_lookup_super(sf_class_t cls, sf_sel sel) {
         return NULL;
     }
     return lookup_imp(cls, sel);
-}
-
-sf_imp sf_class_getMethodImplementation(sf_class_t cls, sf_sel sel) {
-    if (!cls || !sel) return NULL;
-    sf_rcu_enter();
-    sf_method_t m = sf_lookup_method(cls, sel);
-    sf_imp imp = m ? sf_method_imp(m) : NULL;
-    sf_rcu_exit();
-    return imp;
 }
 
 sf_sel sf_method_getName(sf_method_t m) { return m ? m->sel : NULL; }

@@ -4,23 +4,32 @@
 
 ffi_type *sf_ffi_type_for_code(char code) {
     switch (code) {
-    case 'v': return &ffi_type_void;
-    case 'c': return &ffi_type_sint8;
-    case 'C': return &ffi_type_uint8;
-    case 'B': return &ffi_type_uint8;
-    case 's': return &ffi_type_sint16;
-    case 'S': return &ffi_type_uint16;
-    case 'i': return &ffi_type_sint32;
-    case 'I': return &ffi_type_uint32;
-    case 'l': return sizeof(long) == 8 ? &ffi_type_sint64 : &ffi_type_sint32;
-    case 'L': return sizeof(long) == 8 ? &ffi_type_uint64 : &ffi_type_uint32;
-    case 'q': return &ffi_type_sint64;
-    case 'Q': return &ffi_type_uint64;
-    case 'f': return &ffi_type_float;
-    case 'd': return &ffi_type_double;
-    case '*': case '@': case '#': case ':': case '^': return &ffi_type_pointer;
+#define SF_TYPE_CODE(character, key, ffi) case character: return &ffi;
+#include "sf_type_codes.h"
+#undef SF_TYPE_CODE
     default: return NULL;
     }
+}
+
+uint8_t sf_type_code_key(char code) {
+    switch (code) {
+#define SF_TYPE_CODE(character, key, ffi) case character: return key;
+#include "sf_type_codes.h"
+#undef SF_TYPE_CODE
+    default: return 0;
+    }
+}
+
+static const char type_code_characters[] = {
+#define SF_TYPE_CODE(character, key, ffi) character,
+#include "sf_type_codes.h"
+#undef SF_TYPE_CODE
+};
+
+size_t sf_type_code_count(void) { return sizeof type_code_characters; }
+
+char sf_type_code_character(size_t index) {
+    return index < sizeof type_code_characters ? type_code_characters[index] : 0;
 }
 
 ffi_type *sf_ffi_make_struct(ffi_type **elements, size_t count) {

@@ -17,11 +17,35 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
 static long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 
-static void thread_exit(void *p) {
-    struct sf_rcu_reader *r = p;
+/* Set once this thread's record has been given back: a send from a later thread-specific-data
+ * destructor (an object released at thread exit whose observer sends) takes a record for the
+ * length of its section only, since no destructor round may be left to give it back. */
+static _Thread_local int exited;
+
+static void give_back(struct sf_rcu_reader *r) {
     atomic_store_explicit(&r->epoch, 0, memory_order_release);
     r->nesting = 0;
+    r->transient = 0;
     atomic_store_explicit(&r->in_use, 0, memory_order_release);
+}
+
+static void thread_exit(void *p) {
+    struct sf_rcu_reader *r = p;
+    exited = 1;
+    // Never leave this thread pointing at a record another thread may take over.
+    if (sf_rcu_self == r) sf_rcu_self = NULL;
+    if (r->nesting != 0) {
+        // Still inside a section: keep the record until the section ends.
+        r->transient = 1;
+        sf_rcu_self = r;
+        return;
+    }
+    give_back(r);
+}
+
+void sf_rcu_release_transient(struct sf_rcu_reader *r) {
+    sf_rcu_self = NULL;
+    give_back(r);
 }
 
 static void init(void) {
@@ -51,7 +75,8 @@ struct sf_rcu_reader *sf_rcu_register_thread(void) {
     atomic_store_explicit(&r->in_use, 1, memory_order_relaxed);
     pthread_mutex_unlock(&readers_lock);
     sf_rcu_self = r;
-    pthread_setspecific(reader_key, r);
+    if (exited) r->transient = 1;
+    else pthread_setspecific(reader_key, r);
     return r;
 }
 

@@ -67,7 +67,24 @@ sf_status sf_class_addMethod(sf_class_t cls, sf_sel sel, sf_imp imp, const char 
 /* Returns the previous implementation, or NULL if the method was added. */
 sf_imp sf_class_replaceMethod(sf_class_t cls, sf_sel sel, sf_imp imp, const char *types);
 sf_method_t sf_class_getInstanceMethod(sf_class_t cls, sf_sel sel);
+/*
+ * The IMP a send of `sel` to an instance would run. The resolver is asked first (as
+ * objc4's class_getMethodImplementation does); when nothing implements the selector the
+ * result is sf_msgForward, never NULL (NULL only for a NULL class or selector).
+ */
 sf_imp sf_class_getMethodImplementation(sf_class_t cls, sf_sel sel);
+/*
+ * The forwarding IMP (objc4's _objc_msgForward). Cast to the method's type and called as
+ * (self, _cmd, args…) — or installed as a method's IMP — it runs the forwarding path:
+ * forwardingTargetForSelector:, then forwardInvocation:, then doesNotRecognizeSelector:,
+ * with the call's own arguments. The arguments' types come from methodSignatureForSelector:,
+ * else from the receiver's method entry for the selector (one installed with this IMP). With
+ * neither, or when self/_cmd are not an object and a registered selector, the call returns
+ * zero (a memory-returned struct is left untouched) and sf_last_error() is
+ * SF_ERR_FORWARDING; it never crashes. Errors of the path itself are reported the same way.
+ * x86-64 only; elsewhere it always reports SF_ERR_FORWARDING.
+ */
+void sf_msgForward(void);
 sf_sel sf_method_getName(sf_method_t m);
 sf_imp sf_method_getImplementation(sf_method_t m);
 const char *sf_method_getTypeEncoding(sf_method_t m);

@@ -142,6 +142,11 @@ typedef void (*sf_dealloc_hook_fn)(sf_id obj);
 extern sf_lookup_slow_fn _Atomic sf_lookup_slow;
 extern sf_dealloc_hook_fn _Atomic sf_dealloc_hook;
 void sf_install_slow_path(sf_lookup_slow_fn fn);
+/* The forwarding IMP's dispatcher (forward.c): given the first three argument words, returns
+ * the code to run the call with (NULL: the zero-return stub; *stret then says which). */
+typedef sf_imp (*sf_forward_target_fn)(void *a0, void *a1, void *a2, int *stret);
+extern sf_forward_target_fn _Atomic sf_forward_target;
+void sf_install_forward_target(sf_forward_target_fn fn);
 void sf_install_dealloc_hook(sf_dealloc_hook_fn fn);
 
 static inline sf_class_t sf_object_isa(sf_id obj) {
@@ -152,11 +157,19 @@ static inline sf_class_t sf_object_isa(sf_id obj) {
  * forwarding without the runtime lock. Never returned to callers. */
 extern struct sf_method sf_forward_method;
 static inline sf_method_t sf_forward_method_marker(void) { return &sf_forward_method; }
+/* Cached once the resolver declined the selector (objc4's _objc_msgForward_impcache): later
+ * misses skip the resolver until the class's methods change, which flushes the cache. */
+extern struct sf_method sf_declined_method;
+static inline sf_method_t sf_declined_method_marker(void) { return &sf_declined_method; }
+static inline bool sf_method_is_marker(sf_method_t m) { return m == &sf_forward_method || m == &sf_declined_method; }
+static inline bool sf_cache_resolver_declined(sf_class_t cls, sf_sel sel) {
+    return sf_cache_probe(cls, sel) == &sf_declined_method;
+}
 
 static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
     sf_method_t m = sf_cache_probe(cls, sel);
     if (__builtin_expect(m == NULL, 0)) m = atomic_load_explicit(&sf_lookup_slow, memory_order_relaxed)(cls, sel);
-    return m == &sf_forward_method ? NULL : m;
+    return sf_method_is_marker(m) ? NULL : m;
 }
 
 /* ---- an error raised inside an IMP (a throwing closure or hook), for the sender ---- */
@@ -192,15 +205,21 @@ static inline sf_imp sf_method_imp(sf_method_t m) {
 
 /* ---- reference counts ---- */
 
+/* Inert on immortal objects and once the final release began deallocation: a retain and
+ * release made while the object is being deallocated must not free it a second time. */
+#define SF_OBJ_NO_REFCOUNT (SF_OBJ_IMMORTAL | SF_OBJ_DEALLOCATING)
+
 static inline void sf_retain_inline(sf_id obj) {
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_IMMORTAL) return;
+    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_NO_REFCOUNT) return;
     atomic_fetch_add_explicit(&obj->refcount, 1, memory_order_relaxed);
 }
 
 static inline void sf_release_inline(sf_id obj) {
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_IMMORTAL) return;
+    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_NO_REFCOUNT) return;
     if (atomic_fetch_sub_explicit(&obj->refcount, 1, memory_order_release) == 1) {
         atomic_thread_fence(memory_order_acquire);
+        /* Before anything else runs: from here on retains and releases do nothing. */
+        atomic_fetch_or_explicit(&obj->flags, SF_OBJ_DEALLOCATING, memory_order_relaxed);
         atomic_load_explicit(&sf_dealloc_hook, memory_order_relaxed)(obj);
     }
 }
@@ -233,6 +252,7 @@ struct sf_rcu_reader {
     _Atomic uint64_t epoch;         /* 0 = quiescent */
     uint32_t nesting;
     _Atomic int in_use;
+    uint32_t transient;             /* taken after thread exit: given back when the section ends */
     struct sf_rcu_reader *next;
 };
 
@@ -241,6 +261,8 @@ extern _Atomic uint64_t sf_rcu_epoch;
 extern int sf_rcu_readers_fence;
 
 struct sf_rcu_reader *sf_rcu_register_thread(void);
+/* Gives back a record taken by a thread past its own exit destructor. */
+void sf_rcu_release_transient(struct sf_rcu_reader *r);
 
 static inline void sf_rcu_enter(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
@@ -255,7 +277,10 @@ static inline void sf_rcu_enter(void) {
 
 static inline void sf_rcu_exit(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
-    if (--r->nesting == 0) atomic_store_explicit(&r->epoch, 0, memory_order_release);
+    if (--r->nesting == 0) {
+        atomic_store_explicit(&r->epoch, 0, memory_order_release);
+        if (__builtin_expect(r->transient != 0, 0)) sf_rcu_release_transient(r);
+    }
 }
 
 void sf_rcu_init(void);
@@ -301,7 +326,12 @@ static inline void sf_clear_last_error(void) {
 
 /* ---- libffi helpers awkward in Swift ---- */
 
+/* The table of scalar type codes (sf_type_codes.h): libffi type and key code of a code
+ * character (NULL / 0 for none), and the rows in order, for Swift's check of its own copy. */
 ffi_type *sf_ffi_type_for_code(char code);
+uint8_t sf_type_code_key(char code);
+size_t sf_type_code_count(void);
+char sf_type_code_character(size_t index);
 ffi_type *sf_ffi_make_struct(ffi_type **elements, size_t count);
 ffi_status sf_ffi_prep_cif(ffi_cif *cif, unsigned nargs, ffi_type *rtype, ffi_type **atypes);
 void *sf_ffi_closure_alloc(void **code);

@@ -409,7 +409,7 @@ final class FuzzWorld: @unchecked Sendable {
         // Hooks that read every argument and the return value.
         hooks.append(try calc.hook("hooked:", .before) { ctx in _ = ctx.argumentValues })
         hooks.append(try calc.hook("hooked:", .after) { ctx in
-            _ = ctx.returnValueDescription
+            _ = ctx.returnValue
             try ctx.setReturnValue(try ctx.returnValue(as: Int.self))
         })
         hooks.append(try subInstance.hook("pt:", .instead) { ctx in

@@ -144,6 +144,8 @@ final class AppliedRule: @unchecked Sendable {
 
     /// Performs a held message (on the executor, or on a flushing thread).
     func performDelayed(_ invocation: Invocation) {
+        // A record captured from a dying receiver's dealloc observer holds nil: dropped.
+        guard !invocation.target.isNil else { return }
         do {
             try PerformingCall.with(invocation.target, invocation.selector) { try invocation.invoke() }
             if case .lastResult = rule.suppressedReturn {

@@ -151,24 +151,16 @@ func makeProxyClass(_ base: String,
     try Proxy.makeClass(name: uniqueClassName(base), intercept: intercept)
 }
 
-/// A value shared across threads and closures, behind a lock.
-final class Locked<T>: @unchecked Sendable {
-    private var value: T
-    private let lock = NSLock()
-    init(_ value: T) { self.value = value }
-    func withLock<R>(_ body: (inout T) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&value)
-    }
-    var current: T { withLock { $0 } }
-    func set(_ v: T) { withLock { $0 = v } }
+// Values shared across threads and closures live in the runtime's own `Locked` box.
+extension Locked {
+    var current: State { withLock { $0 } }
+    func set(_ v: State) { withLock { $0 = v } }
 }
 
 extension Locked {
-    func append<E>(_ element: E) where T == [E] { withLock { $0.append(element) } }
+    func append<E>(_ element: E) where State == [E] { withLock { $0.append(element) } }
     /// Empties the array and returns what it held.
-    func take<E>() -> [E] where T == [E] { withLock { (v: inout [E]) -> [E] in defer { v = [] }; return v } }
+    func take<E>() -> [E] where State == [E] { withLock { (v: inout [E]) -> [E] in defer { v = [] }; return v } }
 }
 
 extension RuntimeError {
@@ -271,7 +263,8 @@ func fwdStaticCString(_ s: String) -> CString {
     return CString(copy)
 }
 
-private let fwdStaticCStrings = Locked<[UnsafePointer<CChar>]>([])
+// Never dereferenced after the copy: only kept reachable.
+nonisolated(unsafe) private let fwdStaticCStrings = Locked<[UnsafePointer<CChar>]>([])
 
 /// A C function pointer as a comparable IMP (C function types are not Equatable in Swift).
 func fwdIMP(_ p: sf_imp?) -> IMP? { p.map { IMP($0) } }

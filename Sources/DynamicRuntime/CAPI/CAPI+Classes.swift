@@ -1,0 +1,50 @@
+import CShims
+
+@_cdecl("sf_allocateClassPair")
+func sf_allocateClassPair_impl(_ superclass: sf_class_t?, _ name: UnsafePointer<CChar>?) -> sf_class_t? {
+    do {
+        let n = try nameArg(name, "class name").get()
+        let cls = try RuntimeClass(unregisteredName: n, key: NameKey(cString: name!),
+                                   superclass: superclass.map(RuntimeClass.from), hidden: false)
+        succeed()
+        return cls.raw
+    } catch {
+        return fail(error, nil)
+    }
+}
+
+@_cdecl("sf_registerClassPair")
+func sf_registerClassPair_impl(_ cls: sf_class_t?) {
+    guard let cls else { return }
+    RuntimeClass.from(cls).register()
+}
+
+@_cdecl("sf_disposeClassPair")
+func sf_disposeClassPair_impl(_ cls: sf_class_t?) -> sf_status {
+    guard let cls else { return fail(.invalidArgument(className: "-", selector: "-", reason: "class is NULL"), SF_ERR_INVALID_ARGUMENT) }
+    do {
+        try RuntimeClass.from(cls).dispose()
+        succeed()
+        return SF_OK
+    } catch {
+        return fail(error, error.code)
+    }
+}
+
+@_cdecl("sf_getClass")
+func sf_getClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
+    guard let name else { return nil }
+    return RuntimeClass.named(key: NameKey(cString: name))?.raw
+}
+
+@_cdecl("sf_getMetaClass")
+func sf_getMetaClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
+    guard let name else { return nil }
+    return RuntimeClass.named(key: NameKey(cString: name))?.metaclass.raw
+}
+
+@_cdecl("sf_class_respondsToSelector")
+func sf_class_respondsToSelector_impl(_ cls: sf_class_t?, _ sel: sf_sel?) -> Bool {
+    guard let cls, let sel else { return false }
+    return RuntimeClass.from(cls).responds(to: Selector(raw: sel))
+}

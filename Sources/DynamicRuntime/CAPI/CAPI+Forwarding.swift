@@ -1,0 +1,9 @@
+import CShims
+
+@_cdecl("sf_class_getMethodImplementation")
+func sf_class_getMethodImplementation_impl(_ cls: sf_class_t?, _ sel: sf_sel?) -> sf_imp? {
+    guard let cls, let sel else {
+        return fail(.invalidArgument(className: "-", selector: "-", reason: "class or selector is NULL"), nil)
+    }
+    return RuntimeClass.from(cls).methodImplementation(for: Selector(raw: sel)).pointer
+}

@@ -1,0 +1,87 @@
+import CShims
+
+func methodArgs(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?,
+                        _ types: UnsafePointer<CChar>?) -> Result<(RuntimeClass, Selector, IMP, String), RuntimeError> {
+    guard let cls else { return .failure(.invalidArgument(className: "-", selector: "-", reason: "class is NULL")) }
+    let c = RuntimeClass.from(cls)
+    guard let sel else { return .failure(.invalidArgument(className: c.name, selector: "-", reason: "selector is NULL")) }
+    let s = Selector(raw: sel)
+    guard let imp else { return .failure(.invalidArgument(className: c.name, selector: s.name, reason: "IMP is NULL")) }
+    guard let types else { return .failure(.invalidArgument(className: c.name, selector: s.name, reason: "type encoding is NULL")) }
+    return .success((c, s, IMP(imp), String(cString: types)))
+}
+
+@_cdecl("sf_class_addMethod")
+func sf_class_addMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?, _ types: UnsafePointer<CChar>?) -> sf_status {
+    do {
+        let (c, s, i, t) = try methodArgs(cls, sel, imp, types).get()
+        try c.addMethod(s, implementation: i, types: t)
+        succeed()
+        return SF_OK
+    } catch {
+        return fail(error, error.code)
+    }
+}
+
+@_cdecl("sf_class_replaceMethod")
+func sf_class_replaceMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?, _ types: UnsafePointer<CChar>?) -> sf_imp? {
+    do {
+        let (c, s, i, t) = try methodArgs(cls, sel, imp, types).get()
+        let old = try c.replaceMethod(s, implementation: i, types: t)
+        // A C caller holds a bare pointer: keep a replaced closure alive with its class.
+        if let owner = old?.owner { Runtime.state.lock.withLock { c.keptAlive.append(owner) } }
+        succeed()
+        return old?.pointer
+    } catch {
+        return fail(error, nil)
+    }
+}
+
+@_cdecl("sf_method_setImplementation")
+func sf_method_setImplementation_impl(_ m: sf_method_t?, _ imp: sf_imp?) -> sf_imp? {
+    guard let m, let imp else {
+        return fail(.invalidArgument(className: "-", selector: "-", reason: "method or IMP is NULL"), nil)
+    }
+    return Runtime.state.lock.withLock {
+        guard let record = MethodRecord.from(m) else { return nil }
+        if let hook = record.hook {
+            // As replaceMethod does: the trampoline stays, the hook wraps the new IMP, and
+            // unhooking later restores that one.
+            let old = hook.original ?? hook.currentOriginal()
+            _ = hook.replaceOriginal(with: IMP(imp))
+            if let owner = old.owner { record.owningClass.keptAlive.append(owner) }
+            return old.pointer
+        }
+        let old = record.exchange(with: IMP(imp))
+        if let owner = old.owner { record.owningClass.keptAlive.append(owner) }
+        return old.pointer
+    }
+}
+
+@_cdecl("sf_method_exchangeImplementations")
+func sf_method_exchangeImplementations_impl(_ a: sf_method_t?, _ b: sf_method_t?) {
+    guard let a, let b else {
+        return fail(.invalidArgument(className: "-", selector: "-", reason: "sf_method_exchangeImplementations: a method is NULL"), ())
+    }
+    // The checks of RuntimeClass.exchangeImplementations: an IMP must never run with another
+    // signature's arguments, and a hook's trampoline must stay where unhooking looks for it.
+    let refused = Runtime.state.lock.withLock { () -> RuntimeError? in
+        guard let ra = MethodRecord.from(a), let rb = MethodRecord.from(b) else {
+            return .invalidArgument(className: "-", selector: "-", reason: "sf_method_exchangeImplementations: not a runtime method")
+        }
+        guard ra.signature == rb.signature else {
+            return .signatureMismatch(className: ra.owningClass.visibleName, selector: rb.selector.name,
+                                      expected: ra.signature.encoding, actual: rb.signature.encoding)
+        }
+        if let hooked = [ra, rb].first(where: { $0.hook != nil }) {
+            return .hookFailed(className: hooked.owningClass.visibleName, selector: hooked.selector.name,
+                               reason: "remove its hooks before exchanging implementations")
+        }
+        let impA = ra.imp
+        let impB = rb.exchange(with: impA)
+        _ = ra.exchange(with: impB)
+        return nil
+    }
+    if let refused { return fail(refused, ()) }
+    succeed()
+}

@@ -1,0 +1,114 @@
+import CShims
+
+@_cdecl("sf_class_addIvar")
+func sf_class_addIvar_impl(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?, _ size: Int,
+                           _ log2Alignment: UInt8, _ types: UnsafePointer<CChar>?) -> Bool {
+    guard let cls, let name, let types else {
+        return fail(.invalidArgument(className: "-", selector: "-", reason: "class, name or types is NULL"), false)
+    }
+    let c = RuntimeClass.from(cls)
+    do throws(RuntimeError) {
+        let sig: Signature
+        do {
+            sig = try Signature("v@:" + String(cString: types))
+        } catch let .malformedEncoding(_, offset, reason) {
+            // Report the caller's text and offsets, not the method encoding built around it.
+            throw RuntimeError.malformedEncoding(encoding: String(cString: types), offset: max(offset - 3, 0), reason: reason)
+        }
+        guard sig.argumentTypes.count == 3 else {
+            throw RuntimeError.malformedEncoding(encoding: String(cString: types), offset: 0, reason: "expected exactly one type")
+        }
+        let type = sig.argumentTypes[2]
+        let actual = Int(sf_ffi_type_size(sig.raw.pointee.arg_types[2]!))
+        guard actual == size else {
+            throw RuntimeError.invalidArgument(className: c.name, selector: "-",
+                                               reason: "ivar '\(String(cString: name))' of type '\(type.encoding)' is \(actual) bytes, not \(size)")
+        }
+        guard log2Alignment < 13 else {
+            throw RuntimeError.invalidArgument(className: c.name, selector: "-",
+                                               reason: "ivar '\(String(cString: name))' log2_alignment \(log2Alignment) exceeds 12 (4096 bytes)")
+        }
+        try c.addIvar(String(cString: name), type: type, alignment: 1 << Int(log2Alignment))
+        succeed()
+        return true
+    } catch {
+        return fail(error, false)
+    }
+}
+
+@_cdecl("sf_class_getIvarOffset")
+func sf_class_getIvarOffset_impl(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?) -> Int {
+    guard let cls, let name else { return -1 }
+    return RuntimeClass.from(cls).ivar(named: String(cString: name))?.offset ?? -1
+}
+
+@_cdecl("sf_class_createInstance")
+func sf_class_createInstance_impl(_ cls: sf_class_t?) -> sf_id? {
+    guard let cls else { return fail(.invalidArgument(className: "-", selector: "-", reason: "class is NULL"), nil) }
+    do throws(RuntimeError) {
+        let c = RuntimeClass.from(cls)
+        guard !c.isMetaclass else { throw RuntimeError.invalidArgument(className: c.name, selector: "-", reason: "cannot instantiate a metaclass") }
+        guard Runtime.state.lock.withLock({ c.isRegistered }) else { throw RuntimeError.classNotRegistered(name: c.name, operation: "create an instance") }
+        succeed()
+        return ObjectLifecycle.allocate(c)
+    } catch {
+        return fail(error, nil)
+    }
+}
+
+@_cdecl("sf_initWeak")
+func sf_initWeak_impl(_ slot: UnsafeMutablePointer<sf_id?>?, _ obj: sf_id?) {
+    guard let slot else { return }
+    WeakTable.shared.register(slot, obj)
+}
+
+@_cdecl("sf_loadWeakRetained")
+func sf_loadWeakRetained_impl(_ slot: UnsafeMutablePointer<sf_id?>?) -> sf_id? {
+    guard let slot else { return nil }
+    return WeakTable.shared.loadRetained(slot)
+}
+
+@_cdecl("sf_destroyWeak")
+func sf_destroyWeak_impl(_ slot: UnsafeMutablePointer<sf_id?>?) {
+    guard let slot else { return }
+    WeakTable.shared.unregister(slot)
+}
+
+@_cdecl("sf_setAssociatedObject")
+func sf_setAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?, _ value: sf_id?) {
+    guard let obj, let key else { return }
+    if value != nil, ObjectLifecycle.isDeallocating(obj) {
+        let name = sf_object_getClass(obj).map { String(cString: sf_class_getName($0)) } ?? "?"
+        RuntimeError.invalidArgument(className: name, selector: "-",
+                                     reason: "cannot associate an object with an object that is deallocating").record()
+        return
+    }
+    sf_clear_last_error()
+    guard let table = ObjectSideTable.of(obj, create: value != nil) else { return }
+    if let value {
+        sf_retain_inline(value)
+        table.set(.object(value), for: key)
+    } else {
+        table.set(nil, for: key)
+    }
+}
+
+@_cdecl("sf_getAssociatedObject")
+func sf_getAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?) -> sf_id? {
+    guard let obj, let key, let table = ObjectSideTable.of(obj, create: false) else { return nil }
+    if case let .object(o)? = table.get(key) { return o }
+    return nil
+}
+
+@_cdecl("sf_object_addDeallocObserver")
+func sf_object_addDeallocObserver_impl(_ obj: sf_id?, _ fn: sf_dealloc_fn?, _ context: UnsafeMutableRawPointer?) -> UInt64 {
+    guard let obj, let fn else { return 0 }
+    let ctx = UInt(bitPattern: context)
+    return ObjectRef(obj).onDeallocate { o in fn(o.raw, UnsafeMutableRawPointer(bitPattern: ctx)) }?.id ?? 0
+}
+
+@_cdecl("sf_object_removeDeallocObserver")
+func sf_object_removeDeallocObserver_impl(_ obj: sf_id?, _ token: UInt64) -> Bool {
+    guard let obj else { return false }
+    return ObjectRef(obj).removeDeallocObserver(DeallocObserverToken(id: token))
+}

@@ -1,0 +1,66 @@
+import CShims
+
+@_cdecl("sf_msg_send")
+func sf_msg_send_impl(_ obj: sf_id?, _ sel: sf_sel?, _ ret: UnsafeMutableRawPointer?,
+                      _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> sf_status {
+    guard let obj else {
+        // No RuntimeError case carries this code: record it directly so that the return value
+        // and sf_last_error() agree.
+        sf_set_last_error(SF_ERR_NIL_RECEIVER, "message sent to a NULL receiver")
+        return SF_ERR_NIL_RECEIVER
+    }
+    guard let sel else { return fail(.invalidArgument(className: "-", selector: "-", reason: "selector is NULL"), SF_ERR_INVALID_ARGUMENT) }
+    Runtime.discardStalePending()
+    do {
+        try CMessageSend.send(obj, Selector(raw: sel), ret: ret, args: args)
+        succeed()
+        return SF_OK
+    } catch {
+        return fail(error, error.code)
+    }
+}
+
+/// `sf_msg_send`: the frame comes from C, one pointer per explicit argument.
+enum CMessageSend {
+    static func send(_ obj: sf_id, _ selector: Selector, ret: UnsafeMutableRawPointer?,
+                     args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) throws(RuntimeError) {
+        sf_rcu_enter()
+        defer { sf_rcu_exit() }
+        let cls = sf_object_isa(obj)!
+        guard let method = sf_lookup_method(cls, selector.raw) else {
+            try Forwarding.handleMiss(obj, selector, cls: cls, frame: CFrame(arguments: args, returnValue: ret))
+            return
+        }
+        let sig = Signature(raw: sf_method_sig(method))
+        let n = sig.argumentTypes.count
+        if n > 2, args == nil {
+            throw .invalidArgument(className: RuntimeClass.from(cls).name, selector: selector.name,
+                                   reason: "\(n - 2) argument(s) expected (\(sig.encoding)) but args is NULL")
+        }
+        if sig.returnType != .void, ret == nil {
+            throw .invalidArgument(className: RuntimeClass.from(cls).name, selector: selector.name,
+                                   reason: "the method returns '\(sig.returnType.encoding)' but ret is NULL")
+        }
+        var receiver: sf_id? = obj
+        var sel: sf_sel? = selector.raw
+        try withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: n) { argv throws(RuntimeError) in
+            try withUnsafeMutablePointer(to: &receiver) { r throws(RuntimeError) in
+                try withUnsafeMutablePointer(to: &sel) { s throws(RuntimeError) in
+                    argv[0] = UnsafeMutableRawPointer(r)
+                    argv[1] = UnsafeMutableRawPointer(s)
+                    for i in 2..<n {
+                        guard let a = args![i - 2] else {
+                            throw .invalidArgument(className: RuntimeClass.from(cls).name, selector: selector.name,
+                                                   reason: "argument \(i - 1) pointer is NULL")
+                        }
+                        argv[i] = a
+                    }
+                    try MessageSend.withReturnStorage(sig) { (tmp: UnsafeMutableRawPointer) throws(RuntimeError) in
+                        sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(method)!, ret ?? tmp, argv.baseAddress!)
+                    }
+                    try Runtime.rethrowPending()
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import CShims
+
+/// A value of any encodable type, for dynamic sends and invocations.
+public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
+    /// No value: what a `void` method returns.
+    case void
+    /// A `B` value.
+    case bool(Bool)
+    /// A `c` value.
+    case int8(Int8)
+    /// A `C` value.
+    case uint8(UInt8)
+    /// An `s` value.
+    case int16(Int16)
+    /// An `S` value.
+    case uint16(UInt16)
+    /// An `i` value.
+    case int32(Int32)
+    /// An `I` value.
+    case uint32(UInt32)
+    /// A `q` (or `l`) value.
+    case int64(Int64)
+    /// A `Q` (or `L`) value.
+    case uint64(UInt64)
+    /// An `f` value.
+    case float(Float)
+    /// A `d` value.
+    case double(Double)
+    /// A `*` value: a borrowed C string.
+    case cString(CString)
+    /// An object; a returned object is owned by this value.
+    case object(Object?)
+    /// A `#` value: a class.
+    case classObject(ClassRef)
+    /// A `:` value: a selector, or nil.
+    case selector(Selector?)
+    /// A `^` value: any pointer, or nil.
+    case pointer(UnsafeRawPointer?)
+    /// A struct's bytes, with its encoding.
+    case structure(TypeEncoding, [UInt8])
+
+    /// The value as an Int if it is an integer (or Bool) type.
+    public var intValue: Int? {
+        switch self {
+        case let .bool(v): v ? 1 : 0
+        case let .int8(v): Int(v)
+        case let .uint8(v): Int(v)
+        case let .int16(v): Int(v)
+        case let .uint16(v): Int(v)
+        case let .int32(v): Int(v)
+        case let .uint32(v): Int(v)
+        case let .int64(v): Int(v)
+        case let .uint64(v): Int(truncatingIfNeeded: v)
+        default: nil
+        }
+    }
+
+    /// The value as a Double if it is a floating-point type.
+    public var doubleValue: Double? {
+        switch self {
+        case let .float(v): Double(v)
+        case let .double(v): v
+        default: nil
+        }
+    }
+
+    /// The object, if this is an object value.
+    public var objectValue: Object? {
+        if case let .object(o) = self { return o }
+        return nil
+    }
+
+    /// The struct reinterpreted as `T` when the sizes agree.
+    public func structValue<T: StructMessageValue>(as _: T.Type = T.self) -> T? {
+        guard case let .structure(_, bytes) = self, bytes.count == MemoryLayout<T>.size else { return nil }
+        return bytes.withUnsafeBytes { $0.loadUnaligned(as: T.self) }
+    }
+
+    public var description: String {
+        switch self {
+        case .void: "void"
+        case let .bool(v): "\(v)"
+        case let .int8(v): "\(v)"
+        case let .uint8(v): "\(v)"
+        case let .int16(v): "\(v)"
+        case let .uint16(v): "\(v)"
+        case let .int32(v): "\(v)"
+        case let .uint32(v): "\(v)"
+        case let .int64(v): "\(v)"
+        case let .uint64(v): "\(v)"
+        case let .float(v): "\(v)"
+        case let .double(v): "\(v)"
+        case let .cString(s): s.string.map { "\"\($0)\"" } ?? "NULL"
+        case let .object(o): o?.description ?? "nil"
+        case let .classObject(c): c.runtimeClass?.name ?? "Nil"
+        case let .selector(s): s.map { "@selector(\($0.name))" } ?? "NULL"
+        case let .pointer(p): p.map { "\($0)" } ?? "NULL"
+        case let .structure(t, bytes): "\(t.encoding)(\(bytes.count) bytes)"
+        }
+    }
+
+    /// Reads a value of type `type` from storage. Returns take ownership of +1 objects;
+    /// arguments are borrowed and retained here.
+    static func load(_ type: TypeEncoding, from p: UnsafeRawPointer, isReturn: Bool) -> DynamicValue {
+        switch type {
+        case .void: return .void
+        case .bool: return .bool(p.load(as: UInt8.self) != 0)
+        case .int8: return .int8(isReturn ? Int8(truncatingIfNeeded: p.load(as: Int64.self)) : p.load(as: Int8.self))
+        case .uint8: return .uint8(p.load(as: UInt8.self))
+        case .int16: return .int16(isReturn ? Int16(truncatingIfNeeded: p.load(as: Int64.self)) : p.load(as: Int16.self))
+        case .uint16: return .uint16(p.load(as: UInt16.self))
+        case .int32: return .int32(isReturn ? Int32(truncatingIfNeeded: p.load(as: Int64.self)) : p.load(as: Int32.self))
+        case .uint32: return .uint32(p.load(as: UInt32.self))
+        case .int64, .long: return .int64(p.load(as: Int64.self))
+        case .uint64, .unsignedLong: return .uint64(p.load(as: UInt64.self))
+        case .float: return .float(p.load(as: Float.self))
+        case .double: return .double(p.load(as: Double.self))
+        case .cString: return .cString(CString(p.load(as: UnsafePointer<CChar>?.self)))
+        case .object:
+            let raw = p.load(as: sf_id?.self)
+            return .object(raw.map { isReturn ? Object(adopting: $0) : Object(retaining: $0) })
+        case .classObject: return .classObject(ClassRef(raw: p.load(as: sf_class_t?.self)))
+        case .selector: return .selector(p.load(as: sf_sel?.self).map(Selector.init(raw:)))
+        case .pointer: return .pointer(p.load(as: UnsafeRawPointer?.self))
+        case .structure:
+            let size = (try? Signature("v@:" + type.encoding)).map { Int(sf_ffi_type_size($0.raw.pointee.arg_types[2]!)) } ?? 0
+            return .structure(type, Array(UnsafeRawBufferPointer(start: p, count: size)))
+        }
+    }
+
+    /// The encoding this value naturally has.
+    public var typeEncoding: TypeEncoding {
+        switch self {
+        case .void: .void
+        case .bool: .bool
+        case .int8: .int8
+        case .uint8: .uint8
+        case .int16: .int16
+        case .uint16: .uint16
+        case .int32: .int32
+        case .uint32: .uint32
+        case .int64: .int64
+        case .uint64: .uint64
+        case .float: .float
+        case .double: .double
+        case .cString: .cString
+        case .object: .object
+        case .classObject: .classObject
+        case .selector: .selector
+        case .pointer: .pointer(nil)
+        case let .structure(t, _): t
+        }
+    }
+
+    /// Writes the value as an argument (borrowed) or a return value (+1 for objects).
+    func store(to p: UnsafeMutableRawPointer, isReturn: Bool) {
+        switch self {
+        case .void: break
+        case let .bool(v): if isReturn { p.storeBytes(of: v ? 1 : 0, as: UInt64.self) } else { p.storeBytes(of: v ? 1 : 0, as: UInt8.self) }
+        case let .int8(v): if isReturn { v.storeReturn(to: p) } else { v.storeArgument(to: p) }
+        case let .uint8(v): if isReturn { v.storeReturn(to: p) } else { v.storeArgument(to: p) }
+        case let .int16(v): if isReturn { v.storeReturn(to: p) } else { v.storeArgument(to: p) }
+        case let .uint16(v): if isReturn { v.storeReturn(to: p) } else { v.storeArgument(to: p) }
+        case let .int32(v): if isReturn { v.storeReturn(to: p) } else { v.storeArgument(to: p) }
+        case let .uint32(v): if isReturn { v.storeReturn(to: p) } else { v.storeArgument(to: p) }
+        case let .int64(v): p.storeBytes(of: v, as: Int64.self)
+        case let .uint64(v): p.storeBytes(of: v, as: UInt64.self)
+        case let .float(v): p.storeBytes(of: v, as: Float.self)
+        case let .double(v): p.storeBytes(of: v, as: Double.self)
+        case let .cString(s): s.storeArgument(to: p)
+        case let .object(o): if isReturn { o.storeReturn(to: p) } else { o.storeArgument(to: p) }
+        case let .classObject(c): c.storeArgument(to: p)
+        case let .selector(s): p.storeBytes(of: s?.raw, as: sf_sel?.self)
+        case let .pointer(ptr): p.storeBytes(of: ptr, as: UnsafeRawPointer?.self)
+        case let .structure(_, bytes): bytes.withUnsafeBytes { p.copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+        }
+    }
+}
+
+extension DynamicValue {
+    /// Throws unless the value fills a `size`-byte slot of type `type` exactly. Only
+    /// `.structure` carries a byte count of its own (the other cases have their type's size,
+    /// which the type check already matched), and `store` copies all of it.
+    func checkByteCount(size: Int, of type: TypeEncoding, what: String, className: String,
+                        selector: String) throws(RuntimeError) {
+        guard case let .structure(_, bytes) = self, bytes.count != size else { return }
+        let kind = if case .structure = type { "struct " } else { "" }
+        throw .invalidArgument(className: className, selector: selector,
+                               reason: "\(what) is a \(size)-byte \(kind)'\(type.encoding)', got \(bytes.count) bytes")
+    }
+}
+
+extension DynamicValue: MessageArgument {
+    /// A dynamic value has no static encoding; sends check its case's encoding instead.
+    public static var typeEncoding: TypeEncoding { .pointer(nil) }
+    public init(argumentStorage: UnsafeRawPointer) { self = .pointer(argumentStorage.load(as: UnsafeRawPointer?.self)) }
+    public func storeArgument(to storage: UnsafeMutableRawPointer) { store(to: storage, isReturn: false) }
+}

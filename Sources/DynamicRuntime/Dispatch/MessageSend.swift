@@ -1,0 +1,263 @@
+import CShims
+
+/// Message sending: the fast typed path (cache probe, signature key check, direct call) and
+/// the general path through `ffi_call`. Both run inside a read-side section so that an IMP
+/// replaced concurrently stays valid until the call returns.
+@usableFromInline
+enum MessageSend {
+    /// The class a send starts its lookup at; nil for a super send from a root class.
+    @inlinable @inline(__always)
+    static func startClass(_ receiver: some MessageReceiver, _ raw: sf_id) -> sf_class_t? {
+        if let start = receiver.lookupStart { return start }
+        return receiver.isSuperSend ? nil : sf_object_isa(raw)
+    }
+
+    @inlinable @inline(__always)
+    static func typed<R: MessageReturn>(
+        _ receiver: some MessageReceiver, _ selector: Selector, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
+        count: Int, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
+        guard let raw = receiver.receiver.raw else { return zeroValue() }
+        Runtime.discardStalePending()
+        sf_rcu_enter()
+        defer { sf_rcu_exit() }
+        guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
+            return try typedMiss(raw, selector, cls: startClass(receiver, raw), values())
+        }
+        let sigKey = sf_method_sig(method).pointee.key
+        if sigKey == key, key != 0, let words, R.returnKind != .other {
+            let r: R = callWords(sf_method_imp(method)!, raw, selector.raw, words, count: count)
+            if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
+            return r
+        }
+        return try general(raw, selector, cls: cls, method: method, count: count, values: values, store: store)
+    }
+
+    @usableFromInline
+    static func zeroValue<R: MessageReturn>() -> R {
+        withUnsafeTemporaryAllocation(byteCount: 64, alignment: 16) { buf in
+            buf.initializeMemory(as: UInt8.self, repeating: 0)
+            return R(returnStorage: buf.baseAddress!)
+        }
+    }
+
+    /// Calls an IMP whose arguments all travel in integer registers, without libffi.
+    @inlinable @inline(__always)
+    static func callWords<R: MessageReturn>(_ imp: sf_imp, _ obj: sf_id, _ sel: sf_sel,
+                                            _ w: (UInt64, UInt64, UInt64, UInt64), count: Int) -> R {
+        typealias W = UInt64
+        switch R.returnKind {
+        case .word, .other:
+            let r: W
+            switch count {
+            case 0: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> W).self)(obj, sel)
+            case 1: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> W).self)(obj, sel, w.0)
+            case 2: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> W).self)(obj, sel, w.0, w.1)
+            case 3: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> W).self)(obj, sel, w.0, w.1, w.2)
+            default: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> W).self)(obj, sel, w.0, w.1, w.2, w.3)
+            }
+            return R.fromRegister(r)
+        case .double:
+            let r: Double
+            switch count {
+            case 0: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> Double).self)(obj, sel)
+            case 1: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> Double).self)(obj, sel, w.0)
+            case 2: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> Double).self)(obj, sel, w.0, w.1)
+            case 3: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> Double).self)(obj, sel, w.0, w.1, w.2)
+            default: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> Double).self)(obj, sel, w.0, w.1, w.2, w.3)
+            }
+            return R.fromRegister(r)
+        case .float:
+            let r: Float
+            switch count {
+            case 0: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> Float).self)(obj, sel)
+            case 1: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> Float).self)(obj, sel, w.0)
+            case 2: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> Float).self)(obj, sel, w.0, w.1)
+            case 3: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> Float).self)(obj, sel, w.0, w.1, w.2)
+            default: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> Float).self)(obj, sel, w.0, w.1, w.2, w.3)
+            }
+            return R.fromRegister(r)
+        }
+    }
+
+    /// A typed send that found no method: the forwarding path, with the caller's types.
+    @usableFromInline @inline(never)
+    static func typedMiss<R: MessageReturn>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t?,
+                                            _ args: [any MessageArgument]) throws(RuntimeError) -> R {
+        try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, args) { ret, ran in
+            if R.returnEncoding == .void, ran.returnType == .object, let o = ret.load(as: sf_id?.self) {
+                sf_release_inline(o)  // a +1 object the caller did not ask for
+            }
+            return R(returnStorage: ret)
+        }
+    }
+
+    /// The general typed path: checks every type, then calls through libffi.
+    @usableFromInline
+    static func general<R: MessageReturn>(
+        _ raw: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t, count: Int,
+        values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
+        let args = values()
+        let argTypes = args.map(argumentType)
+        let sig = Signature(raw: sf_method_sig(method))
+        let expected = sig.argumentTypes.dropFirst(2)
+        guard expected.count == argTypes.count,
+              zip(expected, argTypes).allSatisfy({ $0.isCompatible(with: $1) }),
+              sig.returnType.isCompatible(with: R.returnEncoding) || (R.returnEncoding == .void) else {
+            let cl = RuntimeClass.from(cls)
+            throw .signatureMismatch(className: cl.name, selector: selector.name, expected: sig.encoding,
+                                     actual: Signature.encoding(returning: R.returnEncoding, arguments: argTypes))
+        }
+        try checkByteCounts(args, sig, cls, selector)
+        let imp = sf_method_imp(method)!
+        let result: R = withReturnStorage(sig) { ret in
+            withFrame(raw, selector, sig, count: count, store: store) { argv in
+                sf_ffi_call(&sig.storage.raw.pointee.cif, imp, ret, argv)
+            }
+            if R.returnEncoding == .void, sig.returnType != .void {
+                // The caller discards a value it did not ask for: drop an owned object.
+                if sig.returnType == .object, let o = ret.load(as: sf_id?.self) { sf_release_inline(o) }
+            }
+            return R(returnStorage: ret)
+        }
+        try Runtime.rethrowPending()
+        return result
+    }
+
+    /// The type an argument travels as: a `DynamicValue`'s own case, else its static type.
+    static func argumentType(_ arg: any MessageArgument) -> TypeEncoding {
+        (arg as? DynamicValue)?.typeEncoding ?? type(of: arg).typeEncoding
+    }
+
+    /// Refuses arguments whose bytes do not fill their slot exactly: a `DynamicValue.structure`
+    /// brings its own byte count, which the type check alone does not bound.
+    static func checkByteCounts(_ args: [any MessageArgument], _ sig: Signature, _ cls: sf_class_t,
+                                _ selector: Selector) throws(RuntimeError) {
+        for (i, arg) in args.enumerated() {
+            let want = sig.argumentTypes[i + 2]
+            let size = sig.storage.argumentSizes[i + 2]
+            if let value = arg as? DynamicValue {
+                try value.checkByteCount(size: size, of: want, what: "argument \(i + 1)",
+                                         className: Forwarding.visibleName(cls), selector: selector.name)
+            } else if case .structure = want, type(of: arg).storageSize > size {
+                throw .invalidArgument(className: Forwarding.visibleName(cls), selector: selector.name,
+                                       reason: "argument \(i + 1) is a \(size)-byte struct '\(want.encoding)', got \(type(of: arg).storageSize) bytes")
+            }
+        }
+    }
+
+    /// A send that found no method (typed or dynamic): lays out a frame from the caller's own
+    /// types and runs the forwarding path. `load` reads the result, given the signature of what
+    /// ran; a method returning more than a caller without a return type provided lands in a
+    /// buffer of its own (freed here).
+    static func forwardMiss<T>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t?, returning: TypeEncoding,
+                               _ args: [any MessageArgument],
+                               load: (UnsafeMutableRawPointer, Signature) -> T) throws(RuntimeError) -> T {
+        // A super send from a root class has no class to look in (and none to forward from).
+        guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
+        let sig = try Signature(Signature.encoding(returning: returning, arguments: args.map(argumentType)))
+        try checkByteCounts(args, sig, cls, selector)
+        var spill: UnsafeMutableRawPointer?
+        defer { spill?.deallocate() }
+        return try withReturnStorage(sig) { ret throws(RuntimeError) in
+            let ran = try withFrame(raw, selector, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) }) { argv throws(RuntimeError) in
+                try withUnsafeMutablePointer(to: &spill) { (spill) throws(RuntimeError) in
+                    try Forwarding.handleMiss(raw, selector, cls: cls,
+                                              frame: SwiftFrame(signature: sig, arguments: argv, returnValue: ret, spill: spill))
+                }
+            }
+            return load(spill ?? ret, ran)
+        }
+    }
+
+    /// Zeroed storage big enough for the signature's return value.
+    @inline(__always)
+    static func withReturnStorage<T, E: Error>(_ sig: Signature, _ body: (UnsafeMutableRawPointer) throws(E) -> T) throws(E) -> T {
+        let size = max(sig.storage.returnSize, 16)
+        do {
+            return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 16) { buf in
+                buf.initializeMemory(as: UInt8.self, repeating: 0)
+                return try body(buf.baseAddress!)
+            }
+        } catch let error as E {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: \(error)")
+        }
+    }
+
+    /// An argument frame laid out for `sig`: receiver, selector, then `store(i, slot)`.
+    @inline(__always)
+    static func withFrame<T, E: Error>(_ raw: sf_id, _ selector: Selector, _ sig: Signature, count: Int,
+                                       store: (Int, UnsafeMutableRawPointer) -> Void,
+                                       _ body: (UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(E) -> T) throws(E) -> T {
+        let storage = sig.storage
+        let n = storage.argumentTypes.count
+        do {
+            return try withUnsafeTemporaryAllocation(byteCount: max(Int(storage.raw.pointee.frame_size), 16), alignment: 16) { frame in
+                try withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: n) { argv in
+                    let base = frame.baseAddress!
+                    for i in 0..<n { argv[i] = base + storage.argumentOffsets[i] }
+                    argv[0]!.storeBytes(of: raw, as: sf_id.self)
+                    argv[1]!.storeBytes(of: selector.raw, as: sf_sel.self)
+                    for i in 0..<min(count, n - 2) { store(i, argv[i + 2]!) }
+                    return try body(argv.baseAddress!)
+                }
+            }
+        } catch let error as E {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: \(error)")
+        }
+    }
+
+    /// A fully dynamic send: argument count and types checked against the method's signature.
+    static func dynamic(_ receiver: some MessageReceiver, _ selector: Selector,
+                        _ args: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
+        guard let raw = receiver.receiver.raw else { return .void }
+        Runtime.discardStalePending()
+        sf_rcu_enter()
+        defer { sf_rcu_exit() }
+        guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
+            return try forwardMiss(raw, selector, cls: startClass(receiver, raw), returning: .void, args) { ret, ran in
+                DynamicValue.load(ran.returnType, from: ret, isReturn: true)
+            }
+        }
+        let argTypes = args.map(argumentType)
+        let sig = Signature(raw: sf_method_sig(method))
+        let className = RuntimeClass.from(cls).name
+        let expected = Array(sig.argumentTypes.dropFirst(2))
+        guard expected.count == args.count else {
+            throw .invalidArgument(className: className, selector: selector.name,
+                                   reason: "expected \(expected.count) argument(s) (\(sig.encoding)), got \(args.count)")
+        }
+        for (i, (want, arg)) in zip(expected, args).enumerated() {
+            let have = argTypes[i]
+            guard want.isCompatible(with: have) || (arg is DynamicValue && have == .pointer(nil) && want.keyCode == TypeEncoding.pointerKeyCode) else {
+                throw .invalidArgument(className: className, selector: selector.name,
+                                       reason: "argument \(i + 1) expects '\(want.encoding)' but got '\(have.encoding)' (\(type(of: arg)))")
+            }
+        }
+        try checkByteCounts(args, sig, cls, selector)
+        let imp = sf_method_imp(method)!
+        let result = withReturnStorage(sig) { ret in
+            withFrame(raw, selector, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) }) { argv in
+                sf_ffi_call(&sig.storage.raw.pointee.cif, imp, ret, argv)
+            }
+            return DynamicValue.load(sig.returnType, from: ret, isReturn: true)
+        }
+        try Runtime.rethrowPending()
+        return result
+    }
+}
+
+/// The return type of void sends: returned in a register that is ignored.
+@usableFromInline
+struct NoReturn: MessageReturn {
+    @usableFromInline static var returnEncoding: TypeEncoding { .void }
+    @usableFromInline static var returnKeyCode: UInt64 { 1 }
+    @usableFromInline static var returnKind: ReturnKind { .word }
+    @usableFromInline init(returnStorage: UnsafeRawPointer) {}
+    @usableFromInline func storeReturn(to storage: UnsafeMutableRawPointer) {}
+}

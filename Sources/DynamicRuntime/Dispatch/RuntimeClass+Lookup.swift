@@ -1,0 +1,33 @@
+import CShims
+import Glibc
+
+extension RuntimeClass {
+    func findMethod(_ selector: Selector) -> MethodRecord? {
+        var c: RuntimeClass? = self
+        while let k = c {
+            if let m = k.methods[selector] { return m }
+            c = k.lookupSuperclass
+        }
+        return nil
+    }
+
+    /// The slow path: walk the chain under the lock and fill this class's cache.
+    func lookUpAndCache(_ selector: Selector) -> sf_method_t? {
+        Runtime.state.lock.withLock {
+            guard let m = findMethod(selector) else {
+                // Remember the miss: the next send forwards without taking the lock.
+                let marker = sf_forward_method_marker()
+                sf_cache_insert(raw, selector.raw, marker)
+                return marker
+            }
+            sf_cache_insert(raw, selector.raw, m.raw)
+            return m.raw
+        }
+    }
+
+    /// Empties this class's cache and its subclasses' (lock held).
+    func flushCaches() {
+        sf_cache_flush(raw)
+        for s in subclasses { s.flushCaches() }
+    }
+}

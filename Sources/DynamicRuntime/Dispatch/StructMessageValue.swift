@@ -1,0 +1,14 @@
+import CShims
+
+/// Structs passed by value: declare the C layout's encoding and keep the Swift layout equal.
+///
+/// ```swift
+/// struct Point: StructMessageValue { var x, y: Double
+///     static let typeEncoding = TypeEncoding.structure(name: "Point", fields: [.double, .double]) }
+/// ```
+public protocol StructMessageValue: MessageValue, BitwiseCopyable {}
+
+extension StructMessageValue {
+    public init(returnStorage: UnsafeRawPointer) { self = returnStorage.loadUnaligned(as: Self.self) }
+    public func storeReturn(to storage: UnsafeMutableRawPointer) { storage.storeBytes(of: self, as: Self.self) }
+}

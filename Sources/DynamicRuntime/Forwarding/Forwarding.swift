@@ -1,0 +1,133 @@
+import CShims
+
+/// The forwarding path, in Objective-C's order, run when lookup finds no method:
+///
+/// 1. `resolveInstanceMethod:` / `resolveClassMethod:` may add the method; the send retries.
+/// 2. `forwardingTargetForSelector:` may name another object, which gets the same frame.
+/// 3. `methodSignatureForSelector:` (or the caller's own types) then `forwardInvocation:`
+///    with an `Invocation`, whose return value becomes the caller's.
+/// 4. `doesNotRecognizeSelector:` runs if defined; the caller gets a thrown error (Swift) or
+///    SF_ERR_UNRECOGNIZED_SELECTOR (C). The process never traps.
+enum Forwarding {
+    static let resolveInstanceMethod = Selector("resolveInstanceMethod:")
+    static let resolveClassMethod = Selector("resolveClassMethod:")
+    static let forwardingTarget = Selector("forwardingTargetForSelector:")
+    static let methodSignature = Selector("methodSignatureForSelector:")
+    static let forwardInvocation = Selector("forwardInvocation:")
+    static let doesNotRecognize = Selector("doesNotRecognizeSelector:")
+
+    static let maximumDepth = 64
+
+    /// Selectors whose methods define forwarding itself: not hookable.
+    static let reserved: Set<Selector> = [resolveInstanceMethod, resolveClassMethod, forwardingTarget,
+                                          methodSignature, forwardInvocation, doesNotRecognize]
+
+    /// The miss sequence, for a caller's frame of either kind (`SwiftFrame`, `CFrame`): the
+    /// stages are written once here; a frame adapter knows how to send its frame on, which
+    /// signature an invocation gets, and where the return value goes.
+    static func handleMiss<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                                   frame: Frame) throws(RuntimeError) -> Frame.Outcome {
+        try guardDepth(cls, selector)
+        defer { sf_forward_depth_exit() }
+
+        if try resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
+            return try frame.call(m, on: raw, selector, cls: cls)
+        }
+        return try forwardStages(raw, selector, cls: cls, frame: frame)
+    }
+
+    /// Stages 2 to 4 (after the resolver); the forwarding IMP starts here. The caller holds a
+    /// depth level (`guardDepth`).
+    static func forwardStages<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                                      frame: Frame) throws(RuntimeError) -> Frame.Outcome {
+        if let target = try forwardingTarget(raw, selector, cls) {
+            defer { sf_release_inline(target) }
+            return try frame.send(to: target, selector)
+        }
+        if implements(cls, forwardInvocation) {
+            let sig = try frame.invocationSignature(declared: try methodSignature(raw, selector, cls), selector, cls: cls)
+            let invocation = try frame.capture(sig, receiver: raw, selector, cls: cls)
+            try deliver(invocation, to: raw, cls)
+            return frame.finish(invocation, sig)
+        }
+        throw try doesNotRecognize(raw, selector, cls)
+    }
+
+    /// `Invocation.invoke()` on a target without the method: forward the record's own frame.
+    static func forward(_ storage: InvocationStorage, cls: sf_class_t) throws(RuntimeError) {
+        let target = storage.header.target!
+        storage.writeTargetAndSelector()
+        let frame = SwiftFrame(signature: Signature(storage: storage.header.signature),
+                               arguments: storage.argv, returnValue: storage.returnPointer)
+        let sig = try handleMiss(target, Selector(raw: storage.header.selector), cls: cls, frame: frame)
+        storage.header.ownsReturnObject = sig.returnType == .object
+    }
+
+    // MARK: - Stages
+
+    static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
+        if sf_forward_depth_enter() > maximumDepth {
+            sf_forward_depth_exit()
+            throw .forwardingFailed(className: visibleName(cls), selector: selector.name,
+                                    reason: "forwarding nested more than \(maximumDepth) levels; does forwardInvocation: or a forwarding target send the message back?")
+        }
+    }
+
+    static func implements(_ cls: sf_class_t, _ selector: Selector) -> Bool {
+        sf_lookup_method(cls, selector.raw) != nil
+    }
+
+    /// Stage 2: returns a +1 target other than the receiver, or nil.
+    private static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
+        guard implements(cls, forwardingTarget) else { return nil }
+        let target: Object? = try ObjectRef(raw).send(forwardingTarget, selector)
+        guard let target, target.raw != raw else { return nil }
+        sf_retain_inline(target.raw)
+        return target.raw
+    }
+
+    /// Stage 3a: the signature the class declares for a selector it forwards, if any.
+    static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
+        guard implements(cls, methodSignature) else { return nil }
+        let text: CString = try ObjectRef(raw).send(methodSignature, selector)
+        guard let s = text.string else { return nil }
+        return try Signature(s)
+    }
+
+    /// Stage 3b: hands the record to `forwardInvocation:`.
+    private static func deliver(_ invocation: Invocation, to raw: sf_id, _ cls: sf_class_t) throws(RuntimeError) {
+        let record = UnsafeMutableRawPointer(Unmanaged.passUnretained(invocation.storage).toOpaque())
+        // setForwardInvocation's adapter accepts only this record (see isDelivering).
+        let previous = sf_swap_delivering_record(record)
+        defer { _ = sf_swap_delivering_record(previous) }
+        try withExtendedLifetime(invocation) { () throws(RuntimeError) in
+            try ObjectRef(raw).send(forwardInvocation, record, as: Void.self)
+        }
+    }
+
+    /// Whether `record` is the invocation this thread is handing to `forwardInvocation:`: a
+    /// pointer anyone else sends is not a record the runtime made, and is never dereferenced.
+    static func isDelivering(_ record: UnsafeRawPointer) -> Bool {
+        sf_delivering_record().map { UnsafeRawPointer($0) } == record
+    }
+
+    /// Stage 4: runs a defined `doesNotRecognizeSelector:`, then reports the error.
+    private static func doesNotRecognize(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> RuntimeError {
+        if implements(cls, doesNotRecognize) {
+            try ObjectRef(raw).send(doesNotRecognize, selector, as: Void.self)
+        }
+        return unrecognized(cls, selector)
+    }
+
+    static func visibleName(_ cls: sf_class_t) -> String {
+        let c = RuntimeClass.from(cls)
+        return c.isHidden ? (c.superclass ?? c).name : c.name
+    }
+
+    static func unrecognized(_ cls: sf_class_t, _ selector: Selector) -> RuntimeError {
+        let c = RuntimeClass.from(cls)
+        return .doesNotRecognizeSelector(className: visibleName(cls), selector: selector.name, isClassMethod: c.isMetaclass)
+    }
+}
+
+// MARK: - Errors raised inside IMPs

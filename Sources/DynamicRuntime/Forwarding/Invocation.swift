@@ -1,0 +1,174 @@
+import CShims
+import Glibc
+
+/// A message as data: target, selector, signature, argument storage and return storage.
+///
+/// Invocations are what `forwardInvocation:` receives and what hooks keep for replay. An
+/// `Invocation` is a handle: copies share one record. Arguments live inline in the record's
+/// single allocation. Call `retainArguments()` before keeping a record beyond the call that
+/// made it: it retains the target and object arguments and copies C strings.
+public struct Invocation: @unchecked Sendable, CustomStringConvertible {
+    var storage: InvocationStorage
+
+    /// A zeroed invocation for `signature`, to fill with `setArgument` and `invoke`.
+    public init(signature: Signature, target: some MessageReceiver, selector: Selector) {
+        storage = InvocationStorage.make(signature.storage)
+        storage.header.target = target.receiver.raw
+        storage.header.selector = selector.raw
+        storage.writeTargetAndSelector()
+    }
+
+    init(storage: InvocationStorage) { self.storage = storage }
+
+    /// Copies a live call's frame (receiver, selector, arguments) into a new record.
+    static func capture(signature: SignatureStorage, arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Invocation {
+        let s = InvocationStorage.make(signature)
+        s.fill(from: arguments)
+        return Invocation(storage: s)
+    }
+
+    /// Whether two handles refer to the same record.
+    public static func === (a: Invocation, b: Invocation) -> Bool { a.storage === b.storage }
+
+    /// Whether this handle is the only reference to its record (so it can be reused).
+    public mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&storage) }
+
+    /// The method's types.
+    public var signature: Signature { Signature(storage: storage.header.signature) }
+    /// Arguments after the receiver and selector.
+    public var argumentCount: Int { storage.header.signature.argumentTypes.count - 2 }
+    /// Whether `retainArguments()` has been called.
+    public var argumentsRetained: Bool { storage.header.argumentsRetained }
+
+    /// The receiver. Setting it retains the new one when arguments are retained.
+    public var target: ObjectRef {
+        get { ObjectRef(storage.header.target) }
+        nonmutating set { storage.setTarget(newValue.raw) }
+    }
+
+    /// The selector to send.
+    public var selector: Selector {
+        get { Selector(raw: storage.header.selector) }
+        nonmutating set {
+            storage.header.selector = newValue.raw
+            storage.writeTargetAndSelector()
+        }
+    }
+
+    var className: String {
+        guard let t = storage.header.target, let c = sf_object_getClass(t) else { return "nil" }
+        return String(cString: sf_class_getName(c))
+    }
+
+    private var access: CallFrameAccess<Invocation> { CallFrameAccess(frame: self) }
+
+    /// Argument `index` (0 is the first after the selector), checked against the signature.
+    public func argument<T: MessageArgument>(at index: Int, as _: T.Type = T.self) throws(RuntimeError) -> T {
+        try access.argument(at: index)
+    }
+
+    /// Sets argument `index`; retains objects and copies C strings if arguments are retained.
+    public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
+        try access.setArgument(value, at: index)
+    }
+
+    /// Argument `index` as a dynamic value.
+    public func argumentValue(at index: Int) throws(RuntimeError) -> DynamicValue {
+        try access.argumentValue(at: index)
+    }
+
+    /// All arguments after the selector, as dynamic values.
+    public var argumentValues: [DynamicValue] { access.argumentValues }
+
+    /// The return value (objects come back retained for the caller).
+    public func returnValue<T: MessageReturn>(as _: T.Type = T.self) throws(RuntimeError) -> T {
+        try access.returnValue()
+    }
+
+    /// The return value as a dynamic value.
+    public var returnValue: DynamicValue { access.returnDynamicValue }
+
+    /// Sets the return value the caller will receive.
+    public func setReturnValue<T: MessageReturn>(_ value: T) throws(RuntimeError) {
+        try access.setReturnValue(value)
+    }
+
+    /// Sets the return value from a dynamic value of the right type.
+    public func setReturnValue(_ value: DynamicValue) throws(RuntimeError) {
+        try access.setReturnValue(value)
+    }
+
+    /// Retains the target and object arguments and copies C strings, so the record can outlive
+    /// the call and be replayed later, on any thread. Idempotent.
+    public func retainArguments() { storage.retainArguments() }
+
+    /// The implementation a replay calls when the record came from a hook; nil means lookup.
+    public var implementation: IMP? { storage.header.implementation }
+
+    /// Sends the message to `target`: through `implementation` for a record a hook captured,
+    /// otherwise with full lookup (and forwarding on a miss).
+    public func invoke() throws(RuntimeError) {
+        guard let target = storage.header.target else {
+            storage.clearReturn()
+            return
+        }
+        if let imp = storage.header.implementation {
+            try invoke(using: imp)
+            return
+        }
+        Runtime.discardStalePending()
+        sf_rcu_enter()
+        defer { sf_rcu_exit() }
+        let cls = sf_object_isa(target)!
+        storage.clearReturn()
+        guard let method = sf_lookup_method(cls, storage.header.selector) else {
+            try Forwarding.forward(storage, cls: cls)
+            return
+        }
+        let sig = Signature(raw: sf_method_sig(method))
+        guard sig == signature || sig.isCompatible(with: signature) else {
+            throw .signatureMismatch(className: className, selector: selector.name, expected: sig.encoding, actual: signature.encoding)
+        }
+        storage.call(sf_method_imp(method)!)
+        try Runtime.rethrowPending()
+    }
+
+    /// Sends the message to another receiver, with full lookup on it.
+    public func invoke(target: some MessageReceiver) throws(RuntimeError) {
+        self.target = target.receiver
+        storage.header.implementation = nil
+        try invoke()
+    }
+
+    /// Calls `imp` directly with the stored arguments (no lookup).
+    public func invoke(using imp: IMP) throws(RuntimeError) {
+        storage.clearReturn()
+        Runtime.discardStalePending()
+        withExtendedLifetime(imp) {
+            storage.call(imp.pointer)
+        }
+        try Runtime.rethrowPending()
+    }
+
+    public var description: String {
+        let args = argumentValues.map(\.description).joined(separator: ", ")
+        return "<Invocation -[\(className) \(selector.name)](\(args)) \(signature.encoding)>"
+    }
+}
+
+extension Invocation: CallFrame {
+    var frameSignature: Signature { signature }
+    func argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { storage.argumentPointer(position) }
+    var returnSlot: UnsafeMutableRawPointer { storage.returnPointer }
+    var errorContext: (className: String, selector: String) { (className, selector.name) }
+
+    func writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
+        storage.setArgument(position, type: type, write)
+    }
+
+    func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
+        storage.clearReturn()
+        write(storage.returnPointer)
+        storage.header.ownsReturnObject = storage.header.signature.returnType == .object
+    }
+}

@@ -1,0 +1,206 @@
+import CShims
+import Glibc
+
+struct InvocationHeader {
+    var signature: SignatureStorage
+    var target: sf_id?
+    var selector: sf_sel
+    var argumentsRetained = false
+    var ownsReturnObject = false
+    var copiedStrings: [UnsafeMutablePointer<CChar>] = []
+    /// Set for calls captured by a hook: replay calls this IMP, not the hooked method.
+    var implementation: IMP?
+    let frameOffset: Int
+    let returnOffset: Int
+    let argvOffset: Int
+}
+
+/// The record: a header and, in the same allocation, the frame, return storage and argv.
+final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
+    static func make(_ sig: SignatureStorage) -> InvocationStorage {
+        let frame = (Int(sig.raw.pointee.frame_size) + 15) & ~15
+        let ret = (sig.returnSize + 15) & ~15
+        let argv = sig.argumentTypes.count * MemoryLayout<UnsafeMutableRawPointer>.stride
+        let words = (frame + ret + argv) / 8 + 2
+        let made = InvocationStorage.create(minimumCapacity: words) { _ in
+            InvocationHeader(signature: sig, target: nil, selector: sf_sel(bitPattern: 1)!,
+                             frameOffset: 0, returnOffset: frame, argvOffset: frame + ret)
+        }
+        let s = unsafeDowncast(made, to: InvocationStorage.self)
+        s.withUnsafeMutablePointerToElements { base in
+            let raw = UnsafeMutableRawPointer(base)
+            raw.initializeMemory(as: UInt8.self, repeating: 0, count: words * 8)
+            let argvPtr = (raw + frame + ret).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+            for i in 0..<sig.argumentTypes.count { argvPtr[i] = raw + sig.argumentOffsets[i] }
+        }
+        return s
+    }
+
+    deinit {
+        clearReturn()
+        releaseRetained()
+    }
+
+    var base: UnsafeMutableRawPointer {
+        withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
+    }
+    /// The argument vector for libffi, rebuilt on every use: libffi's x86-64 ffi_call points the
+    /// entries of structs larger than 16 bytes at copies in its own frame, which are dead once
+    /// it returns, so a vector that has been called with must not be trusted again.
+    var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+        let base = self.base
+        let v = (base + header.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        let offsets = header.signature.argumentOffsets
+        for i in offsets.indices { v[i] = base + offsets[i] }
+        return v
+    }
+    var returnPointer: UnsafeMutableRawPointer { base + header.returnOffset }
+    func argumentPointer(_ i: Int) -> UnsafeMutableRawPointer { base + header.signature.argumentOffsets[i] }
+
+    func writeTargetAndSelector() {
+        argumentPointer(0).storeBytes(of: header.target, as: sf_id?.self)
+        argumentPointer(1).storeBytes(of: header.selector, as: sf_sel.self)
+    }
+
+    /// Copies a live frame's values (borrowed: no retains until `retainArguments`).
+    func fill(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        let sig = header.signature
+        for i in 0..<sig.argumentTypes.count {
+            argumentPointer(i).copyMemory(from: arguments[i]!, byteCount: sig.argumentSizes[i])
+        }
+        header.target = argumentPointer(0).load(as: sf_id?.self)
+        header.selector = argumentPointer(1).load(as: sf_sel.self)
+    }
+
+    /// Reuses this record for a new call with the same signature: drops what the previous call
+    /// retained, copies the new frame and retains it. Allocates nothing for objects and scalars.
+    func refill(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        let keep = header.argumentsRetained
+        clearReturn()
+        releaseRetained()
+        fill(from: arguments)
+        if keep { retainArguments() }
+    }
+
+    /// Retains `o` for a record that may outlive the call; a deallocating object (a capture
+    /// made from its dealloc observer) becomes nil: it is freed when the observers return.
+    static func retainForCapture(_ o: sf_id?) -> sf_id? {
+        guard let o else { return nil }
+        if sf_object_flags(o) & UInt32(SF_OBJ_DEALLOCATING) != 0 { return nil }
+        sf_retain_inline(o)
+        return o
+    }
+
+    func setTarget(_ t: sf_id?) {
+        var t = t
+        if header.argumentsRetained {
+            t = Self.retainForCapture(t)
+            if let old = header.target { sf_release_inline(old) }
+        }
+        header.target = t
+        writeTargetAndSelector()
+    }
+
+    func setArgument(_ i: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
+        let p = argumentPointer(i)
+        guard header.argumentsRetained else {
+            write(p)
+            return
+        }
+        switch type {
+        case .object:
+            let old = p.load(as: sf_id?.self)
+            write(p)
+            p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)
+            if let old { sf_release_inline(old) }
+        case .cString:
+            write(p)
+            if let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) {
+                header.copiedStrings.append(copy)
+                p.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>?.self)
+            }
+        default:
+            write(p)
+        }
+    }
+
+    func retainArguments() {
+        guard !header.argumentsRetained else { return }
+        header.argumentsRetained = true
+        if header.target != nil {
+            header.target = Self.retainForCapture(header.target)
+            if header.target == nil { writeTargetAndSelector() }
+        }
+        let types = header.signature.argumentTypes
+        for i in 2..<max(types.count, 2) {
+            let p = argumentPointer(i)
+            switch types[i] {
+            case .object:
+                p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)
+            case .cString:
+                if let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) {
+                    header.copiedStrings.append(copy)
+                    p.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>?.self)
+                }
+            default:
+                break
+            }
+        }
+    }
+
+    func releaseRetained() {
+        header.implementation = nil
+        guard header.argumentsRetained else { return }
+        header.argumentsRetained = false
+        if let t = header.target { sf_release_inline(t) }
+        let types = header.signature.argumentTypes
+        for i in 2..<max(types.count, 2) where types[i] == .object {
+            if let o = argumentPointer(i).load(as: sf_id?.self) { sf_release_inline(o) }
+        }
+        for s in header.copiedStrings { free(s) }
+        header.copiedStrings.removeAll(keepingCapacity: true)
+    }
+
+    /// Drops an object the return storage owns and zeroes it.
+    func clearReturn() {
+        if header.ownsReturnObject, let o = returnPointer.load(as: sf_id?.self) {
+            sf_release_inline(o)
+        }
+        header.ownsReturnObject = false
+        returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: header.signature.returnSize)
+    }
+
+    /// Calls `imp` with the frame; the result (+1 for objects) lands in return storage.
+    func call(_ imp: sf_imp) {
+        writeTargetAndSelector()
+        sf_ffi_call(&header.signature.raw.pointee.cif, imp, returnPointer, argv)
+        header.ownsReturnObject = header.signature.returnType == .object
+    }
+
+    /// Bytes a direct libffi call writes for this return type, which is all a caller's storage
+    /// must hold: a word for integers and pointers (ffi_arg), 4 for a float, a struct's own
+    /// size, nothing for void. `returnSize` rounds up to a word and would overrun a C caller's
+    /// `float` or 3-byte struct.
+    var returnValueByteCount: Int {
+        let sig = header.signature
+        switch sig.returnType {
+        case .void: return 0
+        case .float, .double, .structure: return Int(sf_ffi_type_size(sig.raw.pointee.return_type))
+        default: return MemoryLayout<UInt64>.size
+        }
+    }
+
+    /// Copies the return value out to a caller, giving it its own +1 for objects.
+    func copyReturn(to destination: UnsafeMutableRawPointer) {
+        destination.copyMemory(from: returnPointer, byteCount: returnValueByteCount)
+        if header.signature.returnType == .object, let o = returnPointer.load(as: sf_id?.self) {
+            if header.ownsReturnObject {
+                // Ownership moves to the caller.
+                header.ownsReturnObject = false
+                returnPointer.storeBytes(of: nil, as: sf_id?.self)
+            } else {
+                sf_retain_inline(o)
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import CShims
+
+/// Swift closures for each forwarding stage. Each installs (or replaces) the real method the
+/// runtime looks for, so C code that defines the method by hand behaves the same.
+extension RuntimeClass {
+    /// Stage 1 for instance methods: `body(class, selector)` may add the method and return true.
+    public func setResolveInstanceMethod(_ body: @escaping (RuntimeClass, Selector) throws -> Bool) throws(RuntimeError) {
+        try instanceClass.metaclass.replaceMethod(Forwarding.resolveInstanceMethod) { (cls: ObjectRef, sel: Selector) throws -> Bool in
+            try body(RuntimeClass.from(sf_object_as_class(cls.raw!)), sel)
+        }
+    }
+
+    /// Stage 1 for class methods: `body(class, selector)` may add a class method and return true.
+    public func setResolveClassMethod(_ body: @escaping (RuntimeClass, Selector) throws -> Bool) throws(RuntimeError) {
+        try instanceClass.metaclass.replaceMethod(Forwarding.resolveClassMethod) { (cls: ObjectRef, sel: Selector) throws -> Bool in
+            try body(RuntimeClass.from(sf_object_as_class(cls.raw!)), sel)
+        }
+    }
+
+    /// Stage 2: `body(receiver, selector)` names another object to receive the message
+    /// unchanged, or nil to go on to stage 3.
+    public func setForwardingTarget(_ body: @escaping (ObjectRef, Selector) throws -> ObjectRef?) throws(RuntimeError) {
+        try replaceMethod(Forwarding.forwardingTarget) { (recv: ObjectRef, sel: Selector) throws -> Object? in
+            try body(recv, sel)?.retained()
+        }
+    }
+
+    /// Stage 3a: the signature of a selector this class forwards (needed for C senders; Swift
+    /// senders' own types are used when this is absent).
+    public func setMethodSignature(_ body: @escaping (ObjectRef, Selector) throws -> Signature?) throws(RuntimeError) {
+        try replaceMethod(Forwarding.methodSignature) { (recv: ObjectRef, sel: Selector) throws -> CString in
+            CString(try body(recv, sel)?.raw.pointee.types)
+        }
+    }
+
+    /// Stage 3b: receives the message as an `Invocation` to inspect, change, re-target and
+    /// invoke — or not. Its return value becomes the caller's.
+    ///
+    /// Only the runtime sends `forwardInvocation:` to such a method: sent directly, with
+    /// anything but the record being forwarded on this thread, it throws `reservedSelector`.
+    public func setForwardInvocation(_ body: @escaping (Invocation) throws -> Void) throws(RuntimeError) {
+        try replaceMethod(Forwarding.forwardInvocation) { (recv: ObjectRef, record: UnsafeMutableRawPointer) throws in
+            guard Forwarding.isDelivering(record) else {
+                throw RuntimeError.reservedSelector(
+                    className: recv.runtimeClass?.name ?? "nil", selector: Forwarding.forwardInvocation.name,
+                    reason: "it receives the invocation the runtime is forwarding and cannot be sent directly")
+            }
+            try body(Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(record).takeUnretainedValue()))
+        }
+    }
+
+    /// Stage 4: observes unrecognized selectors (e.g. to log); the sender still gets the error.
+    public func setDoesNotRecognizeSelector(_ body: @escaping (ObjectRef, Selector) -> Void) throws(RuntimeError) {
+        try replaceMethod(Forwarding.doesNotRecognize) { (recv: ObjectRef, sel: Selector) in
+            body(recv, sel)
+        }
+    }
+}

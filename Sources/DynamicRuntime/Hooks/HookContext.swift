@@ -1,0 +1,129 @@
+import CShims
+import Glibc
+import Synchronization
+
+/// One call as a hook sees it. Valid only while the hook runs: to keep the call, make an
+/// `Invocation` with `makeInvocation()`.
+public struct HookContext {
+    let hook: MethodHook
+    let chain: HookChain
+    let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    let returnStorage: UnsafeMutableRawPointer
+    let state: UnsafeMutablePointer<HookCallState>
+
+    /// The receiver.
+    public var target: ObjectRef { ObjectRef(arguments[0]!.load(as: sf_id?.self)) }
+    /// The selector that was sent.
+    public var selector: Selector { hook.selector }
+    /// The method's types.
+    public var signature: Signature { hook.signature }
+    /// The implementation the hook wraps (resolved now, for an inherited method).
+    public var originalImplementation: IMP { hook.currentOriginal() }
+    /// Whether the original (or the next instead-hook) has run for this call.
+    public var didProceed: Bool { state.pointee.proceeded }
+
+    private var access: CallFrameAccess<HookContext> { CallFrameAccess(frame: self) }
+
+    /// Argument `index` (0 is the first after the selector), checked against the signature.
+    public func argument<T: MessageArgument>(at index: Int, as _: T.Type = T.self) throws(RuntimeError) -> T {
+        try access.argument(at: index)
+    }
+
+    /// Replaces argument `index` for the rest of this call (borrowed: keep objects alive).
+    public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
+        try access.setArgument(value, at: index)
+    }
+
+    /// Argument `index` as a dynamic value.
+    public func argumentValue(at index: Int) throws(RuntimeError) -> DynamicValue {
+        try access.argumentValue(at: index)
+    }
+
+    /// All arguments after the selector, as dynamic values.
+    public var argumentValues: [DynamicValue] { access.argumentValues }
+
+    /// The return value so far (zero until the original runs or a hook sets it).
+    public func returnValue<T: MessageReturn>(as _: T.Type = T.self) throws(RuntimeError) -> T {
+        try access.returnValue()
+    }
+
+    /// The return value so far, as a dynamic value.
+    public var returnValue: DynamicValue { access.returnDynamicValue }
+
+    /// The return value so far, as a dynamic value.
+    @available(*, deprecated, renamed: "returnValue")
+    public var returnValueDescription: DynamicValue { access.returnDynamicValue }
+
+    /// Sets the value the caller receives.
+    public func setReturnValue<T: MessageReturn>(_ value: T) throws(RuntimeError) {
+        try access.setReturnValue(value)
+    }
+
+    /// Sets the return value from a dynamic value of the right type.
+    public func setReturnValue(_ value: DynamicValue) throws(RuntimeError) {
+        try access.setReturnValue(value)
+    }
+
+    func releaseReturnObject() {
+        if hook.signature.returnType == .object, let o = returnStorage.load(as: sf_id?.self) {
+            returnStorage.storeBytes(of: nil, as: sf_id?.self)
+            sf_release_inline(o)
+        }
+    }
+
+    /// Runs the next instead-hook, or the original; the result lands in the return value.
+    public func proceed() throws(RuntimeError) {
+        let next = state.pointee.insteadIndex
+        if next < chain.instead.count {
+            state.pointee.insteadIndex += 1
+            try chain.instead[next].body(self)
+        } else {
+            try invokeOriginal()
+        }
+    }
+
+    /// Runs the original implementation now, skipping any remaining instead-hooks.
+    public func invokeOriginal() throws(RuntimeError) {
+        state.pointee.proceeded = true
+        releaseReturnObject()
+        try hook.callOriginal(arguments, returnStorage)
+    }
+
+    /// A retained record of this call that can be replayed later, on any thread, after the
+    /// caller has returned. Replaying calls the original implementation, not the hook.
+    public func makeInvocation() -> Invocation {
+        let inv = Invocation.capture(signature: hook.signature.storage, arguments: arguments)
+        inv.storage.header.implementation = hook.currentOriginal()
+        inv.retainArguments()
+        return inv
+    }
+
+    /// Like `makeInvocation()`, but reuses `record` when it has this call's signature, so a
+    /// steady stream of captured calls allocates nothing.
+    public func capture(into record: inout Invocation?) {
+        if record?.storage.header.signature === hook.signature.storage, isKnownUniquelyReferenced(&record!.storage) {
+            let r = record!
+            r.storage.refill(from: arguments)
+            r.storage.header.implementation = hook.currentOriginal()
+            r.retainArguments()
+        } else {
+            record = makeInvocation()
+        }
+    }
+}
+
+extension HookContext: CallFrame {
+    var frameSignature: Signature { hook.signature }
+    func argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { arguments[position]! }
+    var returnSlot: UnsafeMutableRawPointer { returnStorage }
+    var errorContext: (className: String, selector: String) { (hook.cls.visibleName, selector.name) }
+
+    func writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
+        write(arguments[position]!)
+    }
+
+    func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
+        releaseReturnObject()
+        write(returnStorage)
+    }
+}

@@ -1,0 +1,31 @@
+import CShims
+import Glibc
+import Synchronization
+
+/// A handle to one installed hook. `remove()` uninstalls it; the method is restored exactly
+/// (same IMP pointer) when its last hook goes.
+public final class HookToken: Hashable, @unchecked Sendable, CustomStringConvertible {
+    let id: UInt64
+    let hook: MethodHook
+    /// Where the hook runs.
+    public let position: HookPosition
+
+    init(id: UInt64, hook: MethodHook, position: HookPosition) {
+        self.id = id
+        self.hook = hook
+        self.position = position
+    }
+
+    /// Whether the hook is still installed.
+    public var isActive: Bool {
+        Runtime.state.lock.withLock { hook.record?.hook === hook && hook.isInTable && hook.contains(id) }
+    }
+
+    /// Uninstalls the hook. Removing twice is harmless and returns false.
+    @discardableResult
+    public func remove() -> Bool { HookRegistry.remove(self) }
+
+    public static func == (a: HookToken, b: HookToken) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { "HookToken(\(position) -[\(hook.cls.name) \(hook.selector.name)])" }
+}

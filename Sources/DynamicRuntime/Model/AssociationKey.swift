@@ -1,0 +1,15 @@
+import CShims
+
+/// A key for associated values. Keys compare by identity: keep one per purpose, e.g. in a
+/// `static let`.
+public final class AssociationKey: Hashable, Sendable, CustomStringConvertible {
+    /// A label for debugging; two keys with the same label are still different keys.
+    public let label: String
+    /// Makes a new, unique key.
+    public init(_ label: String = "") { self.label = label }
+    /// The key as the C API sees it.
+    public var rawKey: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+    public static func == (a: AssociationKey, b: AssociationKey) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { "AssociationKey(\(label))" }
+}

@@ -1,0 +1,14 @@
+import CShims
+import Glibc
+
+/// An instance variable: a typed slot at a fixed offset in every instance of a class.
+public struct Ivar: Hashable, Sendable {
+    /// The variable's name, unique along the class chain.
+    public let name: String
+    /// Its type. Object-typed (`@`) ivars are strong: set retains, dealloc releases.
+    public let type: TypeEncoding
+    /// Byte offset from the start of the object.
+    public let offset: Int
+    /// Size in bytes.
+    public let size: Int
+}

@@ -1,0 +1,55 @@
+import CShims
+
+extension MessageReceiver {
+    /// Associates a Swift value with the object until it is deallocated or the key is reset
+    /// (nil removes it). Runtime objects passed as `Object` are retained.
+    ///
+    /// - Returns: false, storing and retaining nothing, for the nil object and for an object
+    ///   being deallocated (from a dealloc observer, its own or its ivars' and associated
+    ///   values'): its associations are being released, so a new one would leak.
+    @discardableResult
+    public func setAssociatedValue(_ value: Any?, for key: AssociationKey) -> Bool {
+        guard let raw = receiver.raw else { return false }
+        if value != nil, ObjectLifecycle.isDeallocating(raw) { return false }
+        guard let table = ObjectSideTable.of(raw, create: value != nil) else { return true }
+        switch value {
+        case nil:
+            table.set(nil, for: key.rawKey)
+        case let object as Object:
+            sf_retain_inline(object.raw)
+            table.set(.object(object.raw), for: key.rawKey)
+        case let some?:
+            table.set(.swift(some), for: key.rawKey)
+        }
+        return true
+    }
+
+    /// The value associated under `key`, if any.
+    public func associatedValue(for key: AssociationKey) -> Any? {
+        guard let raw = receiver.raw, let table = ObjectSideTable.of(raw, create: false) else { return nil }
+        switch table.get(key.rawKey) {
+        case nil: return nil
+        case let .swift(v)?: return v
+        case .object?:
+            return table.getRetainedObject(key.rawKey).map { Object(adopting: $0) }
+        }
+    }
+
+    /// Runs `body` once when the object is deallocated, before its ivars and associations go.
+    /// Observers run in registration order. Returns nil if the object is already deallocating.
+    ///
+    /// The object passed to `body` must not be retained beyond the call.
+    @discardableResult
+    public func onDeallocate(_ body: @escaping (ObjectRef) -> Void) -> DeallocObserverToken? {
+        guard let raw = receiver.raw else { return nil }
+        if sf_object_flags(raw) & UInt32(SF_OBJ_IMMORTAL | SF_OBJ_DEALLOCATING) != 0 { return nil }
+        return ObjectSideTable.of(raw, create: true)!.addObserver(body)
+    }
+
+    /// Removes a dealloc observer; false if it already ran or was removed.
+    @discardableResult
+    public func removeDeallocObserver(_ token: DeallocObserverToken) -> Bool {
+        guard let raw = receiver.raw, let table = ObjectSideTable.of(raw, create: false) else { return false }
+        return table.removeObserver(token)
+    }
+}

@@ -1,0 +1,69 @@
+import CShims
+import Glibc
+
+/// Allocation and deallocation of instances.
+enum ObjectLifecycle {
+    static func allocate(_ cls: RuntimeClass) -> sf_id {
+        let size = cls.instanceSize
+        let memory: UnsafeMutableRawPointer
+        let alignment = cls.instanceAlignment
+        if alignment > 16 {
+            // An ivar asked for more than malloc guarantees; free() releases either kind.
+            var p: UnsafeMutableRawPointer?
+            guard posix_memalign(&p, alignment, size) == 0, let p else { fatalError("out of memory") }
+            memset(p, 0, size)
+            memory = p
+        } else {
+            memory = calloc(1, size)!
+        }
+        let obj = memory.assumingMemoryBound(to: sf_object.self)
+        sf_object_init_header(obj, cls.raw, 0)
+        sf_class_adjust_live_instances(cls.raw, 1)
+        sf_counter_objects_add(1)
+        return obj
+    }
+
+    /// Whether the object's final release has begun deallocating it.
+    static func isDeallocating(_ obj: sf_id) -> Bool {
+        sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) != 0
+    }
+
+    /// Runs once, when the last strong reference goes: weak refs read nil from here on, then
+    /// dealloc observers run (the object is still intact), then ivars and associations go.
+    static func deallocate(_ obj: sf_id) {
+        sf_object_set_flags(obj, UInt32(SF_OBJ_DEALLOCATING))
+        if sf_object_flags(obj) & UInt32(SF_OBJ_HAS_WEAK) != 0 {
+            WeakTable.shared.clear(obj)
+        }
+        // Held to the end, not just through the observers: code that runs below (an ivar's
+        // dealloc observer) may still look the table up through the object.
+        let table = sf_object_side(obj).map { Unmanaged<ObjectSideTable>.fromOpaque($0).takeRetainedValue() }
+        defer { withExtendedLifetime(table) {} }
+        if let table {
+            table.runDeallocObservers(ObjectRef(obj))
+            table.releaseAssociations()
+        }
+        // The isa as observers left it (no hidden class can be made from here on). Resolve the
+        // visible class first: tearing down a hidden class may free it.
+        let isa = sf_object_isa(obj)!
+        let cls = RuntimeClass.from(sf_object_getClass(obj)!)
+        if sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 {
+            sf_object_set_isa(obj, cls.raw)
+            HiddenClassRegistry.objectDeallocated(obj, hiddenClass: RuntimeClass.from(isa))
+        }
+        for offset in cls.objectIvarOffsets {
+            let slot = (UnsafeMutableRawPointer(obj) + offset).assumingMemoryBound(to: sf_id?.self)
+            if let value = slot.pointee {
+                slot.pointee = nil
+                sf_release_inline(value)
+            }
+        }
+        // A table first made during deallocation (only lookups and removals get that far).
+        if table == nil, let late = sf_object_side(obj) {
+            Unmanaged<ObjectSideTable>.fromOpaque(late).takeRetainedValue().releaseAssociations()
+        }
+        sf_class_adjust_live_instances(cls.raw, -1)
+        sf_counter_objects_add(-1)
+        free(obj)
+    }
+}

@@ -1,0 +1,85 @@
+import CShims
+
+/// Per-object data that most objects never need: created on first use, freed at dealloc.
+final class ObjectSideTable: @unchecked Sendable {
+    enum Value {
+        case swift(Any)
+        case object(sf_id)
+    }
+
+    private let lock = RuntimeLock()
+    private var associations: [UnsafeRawPointer: Value] = [:]
+    private var observers: [(id: UInt64, run: (ObjectRef) -> Void)] = []
+    private var nextToken: UInt64 = 1
+    private var deallocating = false
+
+    static func of(_ obj: sf_id, create: Bool) -> ObjectSideTable? {
+        if let side = sf_object_side(obj) {
+            return Unmanaged<ObjectSideTable>.fromOpaque(side).takeUnretainedValue()
+        }
+        guard create else { return nil }
+        let fresh = ObjectSideTable()
+        let candidate = Unmanaged.passRetained(fresh).toOpaque()
+        let installed = sf_object_install_side(obj, candidate)!
+        if installed != candidate { Unmanaged<ObjectSideTable>.fromOpaque(candidate).release() }
+        return Unmanaged<ObjectSideTable>.fromOpaque(installed).takeUnretainedValue()
+    }
+
+    func set(_ value: Value?, for key: UnsafeRawPointer) {
+        let old: Value? = lock.withLock {
+            if let value { return associations.updateValue(value, forKey: key) }
+            return associations.removeValue(forKey: key)
+        }
+        // Released outside the lock: a release may deallocate and re-enter.
+        if case let .object(o)? = old { sf_release_inline(o) }
+    }
+
+    func get(_ key: UnsafeRawPointer) -> Value? {
+        lock.withLock { associations[key] }
+    }
+
+    func getRetainedObject(_ key: UnsafeRawPointer) -> sf_id? {
+        lock.withLock {
+            guard case let .object(o)? = associations[key] else { return nil }
+            sf_retain_inline(o)
+            return o
+        }
+    }
+
+    func addObserver(_ run: @escaping (ObjectRef) -> Void) -> DeallocObserverToken? {
+        lock.withLock {
+            guard !deallocating else { return nil }
+            let id = nextToken
+            nextToken += 1
+            observers.append((id, run))
+            return DeallocObserverToken(id: id)
+        }
+    }
+
+    func removeObserver(_ token: DeallocObserverToken) -> Bool {
+        lock.withLock {
+            guard let i = observers.firstIndex(where: { $0.id == token.id }) else { return false }
+            observers.remove(at: i)
+            return true
+        }
+    }
+
+    func runDeallocObservers(_ obj: ObjectRef) {
+        let list = lock.withLock {
+            deallocating = true
+            let l = observers
+            observers = []
+            return l
+        }
+        for o in list { o.run(obj) }
+    }
+
+    func releaseAssociations() {
+        let all = lock.withLock {
+            let a = associations
+            associations = [:]
+            return a
+        }
+        for case let .object(o) in all.values { sf_release_inline(o) }
+    }
+}

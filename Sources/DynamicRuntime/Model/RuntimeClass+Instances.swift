@@ -1,0 +1,17 @@
+import CShims
+import Glibc
+
+extension RuntimeClass {
+    /// Creates an instance with zeroed ivars; the returned handle owns it.
+    ///
+    /// - Throws: `classNotRegistered` before `register()`, `invalidArgument` for a metaclass.
+    public func createInstance() throws(RuntimeError) -> Object {
+        guard !isMetaclass else {
+            throw .invalidArgument(className: name, selector: "-", reason: "cannot instantiate a metaclass")
+        }
+        guard Runtime.state.lock.withLock({ isRegistered && !isDisposed }) else {
+            throw .classNotRegistered(name: name, operation: "create an instance")
+        }
+        return Object(adopting: ObjectLifecycle.allocate(self))
+    }
+}

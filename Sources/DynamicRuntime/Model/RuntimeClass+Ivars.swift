@@ -1,0 +1,59 @@
+import CShims
+import Glibc
+
+extension RuntimeClass {
+    /// Adds an instance variable. Only before `register()`; names are unique along the chain.
+    ///
+    /// `alignment` (a power of two, in bytes) raises the type's natural alignment, as
+    /// `class_addIvar`'s `log2_alignment` does; instances are then allocated that aligned too.
+    @discardableResult
+    public func addIvar(_ name: String, type: TypeEncoding, alignment: Int? = nil) throws(RuntimeError) -> Ivar {
+        if case .void = type {
+            throw .invalidArgument(className: self.name, selector: "-", reason: "ivar '\(name)' cannot be void")
+        }
+        let sig = try Signature("v@:" + type.encoding)
+        let ffiType = sig.raw.pointee.arg_types[2]!
+        let size = Int(sf_ffi_type_size(ffiType))
+        let natural = max(Int(sf_ffi_type_alignment(ffiType)), 1)
+        if let alignment, alignment <= 0 || alignment & (alignment - 1) != 0 || alignment > RuntimeClass.maximumIvarAlignment {
+            throw .invalidArgument(className: self.name, selector: "-",
+                                   reason: "ivar '\(name)' alignment \(alignment) is not a power of two up to \(RuntimeClass.maximumIvarAlignment)")
+        }
+        let align = max(natural, alignment ?? 1)
+        return try Runtime.state.lock.withLock { () throws(RuntimeError) -> Ivar in
+            guard !isRegistered else { throw .classAlreadyRegistered(name: self.name, operation: "add ivar '\(name)'") }
+            guard !isMetaclass else { throw .invalidArgument(className: self.name, selector: "-", reason: "metaclasses have no ivars") }
+            if ivarNamed(name) != nil {
+                throw .invalidArgument(className: self.name, selector: "-", reason: "an ivar named '\(name)' already exists in the class chain")
+            }
+            let start = Int(sf_class_getInstanceSize(raw))
+            let offset = (start + align - 1) / align * align
+            let ivar = Ivar(name: name, type: type, offset: offset, size: size)
+            ivarList.append(ivar)
+            sf_class_set_instance_size(raw, offset + size)
+            instanceAlignment = max(instanceAlignment, align)
+            if case .object = type { objectIvarOffsets.append(offset) }
+            return ivar
+        }
+    }
+
+    /// The ivar with that name, searching superclasses too.
+    public func ivar(named name: String) -> Ivar? {
+        Runtime.state.lock.withLock { ivarNamed(name) }
+    }
+
+    private func ivarNamed(_ name: String) -> Ivar? {
+        var c: RuntimeClass? = self
+        while let k = c {
+            if let v = k.ivarList.first(where: { $0.name == name }) { return v }
+            c = k.superclass
+        }
+        return nil
+    }
+
+    /// The largest alignment an ivar may ask for (one page).
+    public static let maximumIvarAlignment = 4096
+
+    /// This class's own ivars, in declaration order.
+    public var ivars: [Ivar] { Runtime.state.lock.withLock { ivarList } }
+}

@@ -1,0 +1,59 @@
+import CShims
+import Glibc
+
+extension RuntimeClass {
+    /// Destroys the class and its metaclass, freeing their methods and closures.
+    ///
+    /// - Throws: `RuntimeError.classInUse` while instances or subclasses exist.
+    public func dispose() throws(RuntimeError) {
+        guard !isMetaclass else {
+            throw .invalidArgument(className: name, selector: "-", reason: "dispose the class, not its metaclass")
+        }
+        try Runtime.state.lock.withLock { () throws(RuntimeError) in
+            guard !isDisposed else { throw .classInUse(name: name, reason: "already disposed") }
+            let live = sf_class_live_instances(raw)
+            if live > 0 { throw .classInUse(name: name, reason: "\(live) instance(s) still alive") }
+            let subs = subclasses.filter { $0 !== metaclass }
+            if !subs.isEmpty {
+                throw .classInUse(name: name, reason: "subclass(es) \(subs.map(\.name).joined(separator: ", ")) still exist")
+            }
+            let meta = metaclass
+            let metaSubs = meta.subclasses
+            if !metaSubs.isEmpty {
+                throw .classInUse(name: name, reason: "subclass(es) \(metaSubs.map(\.name).joined(separator: ", ")) still exist")
+            }
+            isDisposed = true
+            let key = NameKey(cString: sf_class_getName(raw))
+            if !isHidden, Runtime.state.classesByName[key] === self { Runtime.state.classesByName[key] = nil }
+            superclass?.subclasses.removeAll { $0 === self }
+            meta.lookupSuperclass?.subclasses.removeAll { $0 === meta }
+            // Readers may still be inside this class's cache or methods: free after a grace period.
+            let doomed = [self, meta]
+            Runtime.state.retire {
+                for c in doomed { c.releaseStorage() }
+            }
+        }
+        Runtime.state.collectGarbage()
+    }
+
+    private func releaseStorage() {
+        // The class object's associations go with it, as an instance's go at dealloc. (Runs
+        // from collectGarbage, outside the lock: a release may deallocate and re-enter.)
+        if let side = sf_object_side(sf_class_as_object(raw)) {
+            Unmanaged<ObjectSideTable>.fromOpaque(side).takeRetainedValue().releaseAssociations()
+        }
+        // A hook still installed here holds its record and the record its hook: break the
+        // cycle so the trampoline is freed with the class.
+        for m in methods.values {
+            m.hook?.trampoline = nil
+            m.hook?.record = nil
+            m.hook = nil
+        }
+        methods = [:]  // each record frees its C entry when the last reference goes
+        keptAlive = []
+        subclasses = []
+        sf_cache_destroy(raw)
+        if let namePtr = sf_class_getName(raw) { free(UnsafeMutableRawPointer(mutating: namePtr)) }
+        _metaclass = nil
+    }
+}

@@ -1,0 +1,183 @@
+import CShims
+import Glibc
+
+/// A class created at run time, with its metaclass (for class methods), an optional
+/// superclass, a method table, instance variables and a lookup cache.
+///
+/// ```swift
+/// let calc = try RuntimeClass(name: "Calculator")
+/// try calc.addMethod("add:to:") { (self_, a: Int, b: Int) in a + b }
+/// let c = try calc.createInstance()
+/// let sum: Int = try c.send("add:to:", 1, 2)
+/// ```
+public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConvertible {
+    /// The C class, usable with the C API. Also the class object that receives class methods.
+    public let raw: sf_class_t
+    /// The class's name (metaclasses share their class's name).
+    public let name: String
+    /// The superclass, or nil for a root class. A root metaclass's superclass is its root class.
+    public let superclass: RuntimeClass?
+    /// True for a metaclass, whose methods are class methods.
+    public let isMetaclass: Bool
+    /// True for the private per-object subclasses that instance hooks use.
+    public let isHidden: Bool
+
+    var _metaclass: RuntimeClass?
+    private unowned(unsafe) var _instanceClass: RuntimeClass?
+
+    // Guarded by Runtime.state.lock.
+    var methods: [Selector: MethodRecord] = [:]
+    var ivarList: [Ivar] = []
+    var subclasses: [RuntimeClass] = []
+    var isRegistered = false
+    var isDisposed = false
+    /// For a hidden per-object class: the object it was made for (lock held).
+    var hiddenObject: sf_id?
+    /// Closure IMPs handed out as raw pointers through the C API stay alive until dispose.
+    var keptAlive: [ClosureIMP] = []
+    /// Offsets of strong object ivars, this class's and inherited; fixed at registration.
+    var objectIvarOffsets: [Int] = []
+    /// The alignment instances are allocated with: the largest of the ivars' (inherited ones
+    /// included) and malloc's 16. Fixed at registration.
+    var instanceAlignment = 16
+
+    /// The metaclass, which holds the class methods. For a metaclass: the root metaclass.
+    public var metaclass: RuntimeClass { _metaclass ?? _instanceClass!.rootClass.metaclass }
+
+    /// For a metaclass, the class whose class methods it holds; for a class, itself.
+    public var instanceClass: RuntimeClass { isMetaclass ? _instanceClass! : self }
+
+    /// The top of the superclass chain.
+    public var rootClass: RuntimeClass {
+        var c = instanceClass
+        while let s = c.superclass { c = s }
+        return c
+    }
+
+    /// Bytes an instance occupies, header and inherited ivars included.
+    public var instanceSize: Int { Int(sf_class_getInstanceSize(raw)) }
+
+    /// Creates and registers a class in one step, with its instance variables.
+    ///
+    /// - Throws: `RuntimeError.duplicateClass` if the name is taken, or an encoding error for a
+    ///   bad ivar type.
+    public convenience init(name: String, superclass: RuntimeClass? = nil,
+                            ivars: [(name: String, type: TypeEncoding)] = []) throws(RuntimeError) {
+        try self.init(unregisteredName: name, superclass: superclass, hidden: false)
+        for ivar in ivars { try addIvar(ivar.name, type: ivar.type) }
+        register()
+    }
+
+    /// Reserves `name` and creates a class that can still take ivars; call `register()` next.
+    public static func allocate(name: String, superclass: RuntimeClass? = nil) throws(RuntimeError) -> RuntimeClass {
+        try RuntimeClass(unregisteredName: name, superclass: superclass, hidden: false)
+    }
+
+    /// The registered class with that name, if any. A pair that is only allocated reserves
+    /// its name but is not returned: it cannot make instances yet (like `objc_getClass`).
+    public static func named(_ name: String) -> RuntimeClass? { named(key: NameKey(name)) }
+
+    /// The registered class whose name has exactly these bytes.
+    static func named(key: NameKey) -> RuntimeClass? {
+        Runtime.state.lock.withLock { Runtime.state.classesByName[key].flatMap { $0.isRegistered ? $0 : nil } }
+    }
+
+    /// Every registered class, sorted by name (allocated, unregistered pairs are left out).
+    public static var allClasses: [RuntimeClass] {
+        Runtime.state.lock.withLock {
+            Runtime.state.classesByName.values.filter(\.isRegistered).sorted { $0.name < $1.name }
+        }
+    }
+
+    /// `key`, when given, is the name's exact bytes (a C name that `name` only displays).
+    init(unregisteredName name: String, key: NameKey? = nil, superclass: RuntimeClass?, hidden: Bool) throws(RuntimeError) {
+        let key = key ?? NameKey(name)
+        Runtime.ensureInitialized()
+        if let superclass, superclass.isMetaclass {
+            throw .invalidArgument(className: name, selector: "-", reason: "the superclass '\(superclass.name)' is a metaclass")
+        }
+        if let superclass, !superclass.isRegistered {
+            throw .classNotRegistered(name: superclass.name, operation: "subclass it")
+        }
+        if name.isEmpty || key.containsNUL {
+            throw .invalidArgument(className: name, selector: "-", reason: "a class name must be non-empty and contain no NUL")
+        }
+        self.name = name
+        self.superclass = superclass
+        self.isMetaclass = false
+        self.isHidden = hidden
+        raw = RuntimeClass.allocateStruct()
+        let meta = RuntimeClass(metaclassFor: name, superclass: superclass?.metaclass, hidden: hidden)
+        _metaclass = meta
+        try Runtime.state.lock.withLock { () throws(RuntimeError) in
+            if !hidden {
+                guard Runtime.state.classesByName[key] == nil else {
+                    throw .duplicateClass(name: name)
+                }
+                Runtime.state.classesByName[key] = self
+            }
+            let size = superclass?.instanceSize ?? sf_object_header_size()
+            let root = superclass?.rootClass.metaclass ?? meta
+            sf_class_init(raw, meta.raw, superclass?.raw, key.cStringCopy(), size,
+                          hidden ? UInt32(SF_CLASS_HIDDEN) : 0, Unmanaged.passUnretained(self).toOpaque())
+            meta._instanceClass = self
+            // A root metaclass inherits from its root class, as in Objective-C.
+            let metaSuper = superclass?.metaclass ?? self
+            sf_class_init(meta.raw, root.raw, metaSuper.raw, key.cStringCopy(), sf_class_struct_size(),
+                          UInt32(SF_CLASS_META) | (hidden ? UInt32(SF_CLASS_HIDDEN) : 0),
+                          Unmanaged.passUnretained(meta).toOpaque())
+            meta.setSuperclassLinkage(metaSuper)
+            superclass?.subclasses.append(self)
+            metaSuper.subclasses.append(meta)
+            objectIvarOffsets = superclass?.objectIvarOffsets ?? []
+            instanceAlignment = superclass?.instanceAlignment ?? 16
+        }
+    }
+
+    private var metaSuperclass: RuntimeClass?
+
+    private init(metaclassFor name: String, superclass: RuntimeClass?, hidden: Bool) {
+        self.name = name
+        self.superclass = superclass
+        self.isMetaclass = true
+        self.isHidden = hidden
+        raw = RuntimeClass.allocateStruct()
+    }
+
+    private func setSuperclassLinkage(_ s: RuntimeClass) {
+        metaSuperclass = s
+    }
+
+    /// The class method lookup continues here (for a root metaclass: the root class).
+    var lookupSuperclass: RuntimeClass? { isMetaclass ? metaSuperclass : superclass }
+
+    private static func allocateStruct() -> sf_class_t {
+        UnsafeMutableRawPointer.allocate(byteCount: sf_class_struct_size(), alignment: 16)
+            .assumingMemoryBound(to: sf_class.self)
+    }
+
+    /// The Swift class for a C class made by this runtime.
+    static func from(_ raw: sf_class_t) -> RuntimeClass {
+        Unmanaged<RuntimeClass>.fromOpaque(sf_class_swift(raw)).takeUnretainedValue()
+    }
+
+    /// Makes the class usable: instances can be created and its layout is fixed.
+    public func register() {
+        Runtime.state.lock.withLock {
+            isRegistered = true
+            metaclass.isRegistered = true
+            sf_class_set_info(raw, sf_class_info(raw) | UInt32(SF_CLASS_REGISTERED))
+        }
+    }
+
+
+    deinit {
+        raw.deallocate()
+    }
+
+    // MARK: - Identity
+
+    public static func == (a: RuntimeClass, b: RuntimeClass) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    public var description: String { isMetaclass ? "<metaclass \(name)>" : "<class \(name)>" }
+}

@@ -1,0 +1,71 @@
+import CShims
+import Glibc
+
+/// The immortal parsed form of a signature.
+final class SignatureStorage: @unchecked Sendable {
+    let encoding: String
+    let returnType: TypeEncoding
+    let argumentTypes: [TypeEncoding]
+    let raw: UnsafeMutablePointer<sf_signature>
+    /// Byte offset of each argument inside an invocation's frame.
+    let argumentOffsets: [Int]
+    let argumentSizes: [Int]
+    /// Bytes the return value needs (at least a word: libffi widens small integers).
+    let returnSize: Int
+    let returnAlignment: Int
+    /// Where the arguments sit in registers and on the stack (x86-64), for the trampoline
+    /// entries and direct calls; nil when only libffi can carry the signature.
+    let layout: UnsafeMutablePointer<sf_tramp_layout>?
+
+    init(encoding: String, returnType: TypeEncoding, argumentTypes: [TypeEncoding],
+         ffiReturn: UnsafeMutablePointer<ffi_type>, ffiArguments: [UnsafeMutablePointer<ffi_type>]) throws(RuntimeError) {
+        self.encoding = encoding
+        self.returnType = returnType
+        self.argumentTypes = argumentTypes
+        raw = .allocate(capacity: 1)
+        let argv = UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>.allocate(capacity: max(ffiArguments.count, 1))
+        for (i, t) in ffiArguments.enumerated() { argv[i] = t }
+        var offsets: [Int] = []
+        var sizes: [Int] = []
+        var frame = 0
+        for t in ffiArguments {
+            let size = max(Int(sf_ffi_type_size(t)), 1)
+            let align = max(Int(sf_ffi_type_alignment(t)), 1)
+            frame = (frame + align - 1) / align * align
+            offsets.append(frame)
+            sizes.append(size)
+            frame += size
+        }
+        argumentOffsets = offsets
+        argumentSizes = sizes
+        returnSize = max(Int(sf_ffi_type_size(ffiReturn)), MemoryLayout<UInt64>.size)
+        returnAlignment = max(Int(sf_ffi_type_alignment(ffiReturn)), MemoryLayout<UInt64>.alignment)
+
+        var key: UInt64 = returnType.keyCode
+        if key != 0, argumentTypes.count - 2 <= 11 {
+            for (i, t) in argumentTypes.dropFirst(2).enumerated() {
+                let code = t.keyCode
+                if code == 0 { key = 0; break }
+                key |= code << UInt64(5 * (i + 1))
+            }
+        } else {
+            key = 0
+        }
+        raw.initialize(to: sf_signature())
+        raw.pointee.return_type = ffiReturn
+        raw.pointee.arg_types = argv
+        raw.pointee.types = UnsafePointer(strdup(encoding))
+        raw.pointee.key = key
+        raw.pointee.nargs = UInt32(ffiArguments.count)
+        raw.pointee.frame_size = UInt32(frame)
+        let status = sf_ffi_prep_cif(&raw.pointee.cif, UInt32(ffiArguments.count), ffiReturn, argv)
+        guard status == FFI_OK else {
+            throw .malformedEncoding(encoding: encoding, offset: 0, reason: "libffi cannot prepare a call with these types (status \(status.rawValue))")
+        }
+        layout = sf_tramp_layout_create(&raw.pointee.cif)
+        raw.pointee.swift = Unmanaged.passUnretained(self).toOpaque()
+    }
+
+    /// The key a typed call site computes for itself; equal keys mean compatible signatures.
+    var key: UInt64 { raw.pointee.key }
+}

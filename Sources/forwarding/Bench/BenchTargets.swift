@@ -1,0 +1,33 @@
+/// Targets that compare two cases other than through the floor (a case's own ratio-to-floor
+/// and allocation targets are `BenchCase.target` and `BenchCase.allocationTarget`). Add a row
+/// here for a new pair.
+enum BenchTargets {
+    static let pairs: [(label: String, id: String, base: String, limit: Double)] = [
+        ("100,000 vs 10 selectors", "9c", "9a", 1.5),
+        ("32-deep vs 1-deep hierarchy", "9f", "9d", 1.5),
+    ]
+
+    /// Reported with the targets but held to none.
+    static let informational: [(label: String, id: String, base: String, note: String)] = [
+        ("2 threads vs 1, per thread", "9h", "9g", "no target; 1.00× is perfect scaling"),
+    ]
+}
+
+/// A target and whether this run met it.
+struct TargetVerdict {
+    enum Kind: String {
+        /// A case's median ratio to another case (usually the floor), at most `limit`.
+        case ratio
+        /// Heap allocations per call, at most `limit`.
+        case allocations
+    }
+
+    let kind: Kind
+    let label: String
+    let caseID: String
+    /// The case the ratio divides by (`ratio` only).
+    let base: String?
+    let value: Double
+    let limit: Double
+    var met: Bool { value <= limit }
+}

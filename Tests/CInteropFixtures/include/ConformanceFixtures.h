@@ -1,0 +1,28 @@
+/*
+ * Objective-C runtime conformance scenarios (issue 14), transcribed from the runtime tests of
+ * gnustep/libobjc2 (Test/) and apple/objc4 (test/), written against SelectorForwarding.h only.
+ * Each returns 0 on success, else the line of the first failed check (cf_failure() says why).
+ */
+#ifndef CONFORMANCE_FIXTURES_H
+#define CONFORMANCE_FIXTURES_H
+
+#include <SelectorForwarding.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+const char *cf_failure(void);
+
+/* Bytes of heap in use (mallinfo2, or ASan's allocator when it is there). */
+size_t cf_heap_in_use(void);
+
+int cf_scenario_ivar_alignment(const char *name);
+int cf_scenario_resolver_caching(const char *name);
+int cf_scenario_forwarding_imp(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
