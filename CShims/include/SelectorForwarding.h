@@ -38,6 +38,7 @@ typedef enum sf_status {
     SF_ERR_RESERVED_SELECTOR = 11,
     SF_ERR_HOOK = 12,
     SF_ERR_FORWARDING = 13,
+    SF_ERR_RULE = 14,               /* a throttle rule refused: applied twice, conflicting, target gone */
 } sf_status;
 
 /* The last error recorded on this thread (SF_OK when the last fallible call succeeded). */
@@ -138,6 +139,193 @@ sf_imp sf_msg_lookup_super(sf_class_t cls, sf_sel sel);
  * for integer returns).
  */
 sf_status sf_msg_send(sf_id obj, sf_sel sel, void *ret, void **args);
+
+/* ======================================================================================
+ * Hooks, invocations, forwarding, C-function methods, throttle rules, introspection.
+ * docs/c-api.md gives every function's errors, ownership and thread-safety. Handles
+ * (hook tokens, invocations, rules, clocks) are checked against a table: a released or
+ * unknown handle is an SF_ERR_INVALID_ARGUMENT, never a crash.
+ * ====================================================================================== */
+
+/* ---- one call in progress, as a hook or a C-function method sees it ---- */
+
+/* Valid only during the callback it was passed to, on that thread; any other use is refused. */
+typedef struct sf_call *sf_call_t;
+
+sf_id sf_call_getTarget(sf_call_t call);
+sf_sel sf_call_getSelector(sf_call_t call);
+const char *sf_call_getTypeEncoding(sf_call_t call);
+/* Arguments after self and _cmd; -1 (SF_ERR_INVALID_ARGUMENT) for an invalid call. */
+ptrdiff_t sf_call_getArgumentCount(sf_call_t call);
+/* `size` must equal the argument's size (8 for `q`, `@`, `*`…; sizeof the struct for `{…}`). */
+sf_status sf_call_getArgument(sf_call_t call, size_t index, void *value, size_t size);
+/* Replaces the argument for the rest of this call (objects are borrowed, not retained). */
+sf_status sf_call_setArgument(sf_call_t call, size_t index, const void *value, size_t size);
+/* The return value so far (zero until the original ran); objects are borrowed. */
+sf_status sf_call_getReturnValue(sf_call_t call, void *value, size_t size);
+/* Sets the value the sender receives; an object is retained (methods return +1). */
+sf_status sf_call_setReturnValue(sf_call_t call, const void *value, size_t size);
+/* Instead-hooks: runs the next instead-hook or the original. Refused outside a hook. */
+sf_status sf_call_proceed(sf_call_t call);
+
+/* ---- hooks ---- */
+
+typedef enum sf_hook_position {
+    SF_HOOK_BEFORE = 0,     /* before the original, in the order added; may change arguments */
+    SF_HOOK_INSTEAD = 1,    /* around it: call sf_call_proceed, or the call is dropped */
+    SF_HOOK_AFTER = 2,      /* after it; sees and may change the return value */
+} sf_hook_position;
+
+/* A hook body. A non-zero status fails the call: the sender gets SF_ERR_HOOK. */
+typedef sf_status (*sf_hook_fn)(sf_call_t call, void *context);
+/* Identifies one installed hook; 0 means none. */
+typedef uint64_t sf_hook_token;
+
+/* Hooks `sel` for every instance of `cls` (a metaclass: the class method). `types`, if not
+ * NULL, is checked against the method's. `context` is passed to `fn` and must stay valid until
+ * the hook is removed. Returns 0 on failure. */
+sf_hook_token sf_class_hookMethod(sf_class_t cls, sf_sel sel, sf_hook_position position, const char *types,
+                                  sf_hook_fn fn, void *context);
+/* Hooks `sel` for this object only (it gets a private subclass). */
+sf_hook_token sf_object_hookMethod(sf_id obj, sf_sel sel, sf_hook_position position, const char *types,
+                                   sf_hook_fn fn, void *context);
+/* Removes a hook; the method is restored exactly when its last hook goes. A token removed
+ * before (or never issued) is SF_ERR_INVALID_ARGUMENT. */
+sf_status sf_hook_remove(sf_hook_token token);
+bool sf_hook_isActive(sf_hook_token token);
+
+/* ---- invocation records (NSInvocation) ---- */
+
+typedef struct sf_invocation *sf_invocation_t;
+
+/* A zeroed record for `types` (e.g. "q@:qq"), owned by the caller (+1): sf_invocation_release. */
+sf_invocation_t sf_invocation_create(sf_id target, sf_sel sel, const char *types);
+/* A record of the current call (a hook's or a C-function method's), +1, arguments retained;
+ * replaying a hook's record calls the original implementation. */
+sf_invocation_t sf_call_copyInvocation(sf_call_t call);
+/* An independent copy (+1) with the same target, selector, arguments and return value. */
+sf_invocation_t sf_invocation_copy(sf_invocation_t inv);
+/* Drops the caller's reference. Releasing a record twice, or one lent to a forwardInvocation
+ * handler, is SF_ERR_INVALID_ARGUMENT. */
+sf_status sf_invocation_release(sf_invocation_t inv);
+
+sf_id sf_invocation_getTarget(sf_invocation_t inv);
+sf_status sf_invocation_setTarget(sf_invocation_t inv, sf_id target);
+sf_sel sf_invocation_getSelector(sf_invocation_t inv);
+sf_status sf_invocation_setSelector(sf_invocation_t inv, sf_sel sel);
+const char *sf_invocation_getTypeEncoding(sf_invocation_t inv);
+ptrdiff_t sf_invocation_getArgumentCount(sf_invocation_t inv);
+/* `size` must equal the argument's size. Setting retains objects and copies C strings once
+ * sf_invocation_retainArguments was called. */
+sf_status sf_invocation_getArgument(sf_invocation_t inv, size_t index, void *value, size_t size);
+sf_status sf_invocation_setArgument(sf_invocation_t inv, size_t index, const void *value, size_t size);
+/* Objects are borrowed from the record (valid while it lives). */
+sf_status sf_invocation_getReturnValue(sf_invocation_t inv, void *value, size_t size);
+/* An object is retained by the record. */
+sf_status sf_invocation_setReturnValue(sf_invocation_t inv, const void *value, size_t size);
+/* Retains the target and object arguments and copies C strings, so the record can be kept. */
+sf_status sf_invocation_retainArguments(sf_invocation_t inv);
+/* Sends the message (full lookup and forwarding); the result lands in the return value. */
+sf_status sf_invocation_invoke(sf_invocation_t inv);
+/* Sets the target to `target`, then sends with full lookup on it. */
+sf_status sf_invocation_invokeWithTarget(sf_invocation_t inv, sf_id target);
+
+/* ---- forwarding handlers (resolveInstanceMethod:, forwardingTargetForSelector:, ...) ---- */
+
+/* Return true after adding a method for `sel` to `cls`: the send is retried. */
+typedef bool (*sf_resolve_fn)(sf_class_t cls, sf_sel sel, void *context);
+/* Return an object to resend to (borrowed), or NULL to go on. */
+typedef sf_id (*sf_forwarding_target_fn)(sf_id obj, sf_sel sel, void *context);
+/* Return a type encoding for `sel` (copied at once), or NULL: doesNotRecognizeSelector. */
+typedef const char *(*sf_method_signature_fn)(sf_id obj, sf_sel sel, void *context);
+/* Handle the message; `inv` is lent for this call only (sf_invocation_copy to keep it). */
+typedef sf_status (*sf_forward_invocation_fn)(sf_invocation_t inv, void *context);
+
+sf_status sf_class_setResolveInstanceMethod(sf_class_t cls, sf_resolve_fn fn, void *context);
+sf_status sf_class_setResolveClassMethod(sf_class_t cls, sf_resolve_fn fn, void *context);
+sf_status sf_class_setForwardingTarget(sf_class_t cls, sf_forwarding_target_fn fn, void *context);
+sf_status sf_class_setMethodSignature(sf_class_t cls, sf_method_signature_fn fn, void *context);
+sf_status sf_class_setForwardInvocation(sf_class_t cls, sf_forward_invocation_fn fn, void *context);
+
+/* ---- methods implemented by a C function plus a context (imp_implementationWithBlock) ---- */
+
+/* The body: read arguments and set the return value through `call`. Non-zero fails the send. */
+typedef sf_status (*sf_function_fn)(sf_call_t call, void *context);
+/* Called once with the context when the method's implementation is freed. May be NULL. */
+typedef void (*sf_context_release_fn)(void *context);
+
+sf_status sf_class_addMethodWithFunction(sf_class_t cls, sf_sel sel, const char *types, sf_function_fn fn,
+                                         void *context, sf_context_release_fn release);
+/* Replaces (or adds) the method; the previous implementation is kept alive with the class. */
+sf_status sf_class_replaceMethodWithFunction(sf_class_t cls, sf_sel sel, const char *types, sf_function_fn fn,
+                                             void *context, sf_context_release_fn release);
+
+/* ---- throttle rules (MessageThrottle) ---- */
+
+typedef struct sf_rule *sf_rule_t;
+typedef struct sf_manual_clock *sf_manual_clock_t;
+
+typedef enum sf_throttle_mode {
+    SF_THROTTLE_FIRSTLY = 0,    /* the first call of a window runs at once, the rest are dropped */
+    SF_THROTTLE_LAST = 1,       /* the last call of a window runs when it ends */
+    SF_THROTTLE_DEBOUNCE = 2,   /* the last call runs once the calls pause for the duration */
+    SF_THROTTLE_THROTTLE = 3,   /* leading and/or trailing edge (options), at most once per window */
+    SF_THROTTLE_COOLDOWN = 4,   /* a call runs, then every call is dropped for the duration */
+} sf_throttle_mode;
+
+enum {
+    SF_RULE_LEADING = 1u << 0,          /* SF_THROTTLE_THROTTLE: run the first call of a window */
+    SF_RULE_TRAILING = 1u << 1,         /* SF_THROTTLE_THROTTLE: run the last call at the end */
+    SF_RULE_RETURN_LAST_RESULT = 1u << 2, /* a suppressed call returns the last real result, not 0 */
+};
+
+typedef enum sf_pending_policy { SF_PENDING_CANCEL = 0, SF_PENDING_FLUSH = 1 } sf_pending_policy;
+
+/* A rejected call, lent for the callback only. */
+typedef void (*sf_rule_rejected_fn)(sf_invocation_t inv, void *context);
+
+/* A rule for `sel` on `target`: an object (that object only), a class (its instances) or a
+ * metaclass (class methods). Not applied yet; owned by the caller (+1): sf_rule_release. */
+sf_rule_t sf_rule_create(sf_id target, sf_sel sel, sf_throttle_mode mode, uint64_t duration_ns, uint32_t options);
+/* Runs the rule's timers on `clock` instead of a Dispatch queue (tests). Before sf_rule_apply. */
+sf_status sf_rule_setManualClock(sf_rule_t rule, sf_manual_clock_t clock);
+sf_status sf_rule_setRejectedHandler(sf_rule_t rule, sf_rule_rejected_fn fn, void *context);
+/* Starts limiting. Applying an applied rule, or a second rule for the selector in the same
+ * class hierarchy, is SF_ERR_RULE. */
+sf_status sf_rule_apply(sf_rule_t rule);
+/* Stops limiting; a pending call is run (SF_PENDING_FLUSH) or dropped. Not applied: SF_ERR_RULE. */
+sf_status sf_rule_discard(sf_rule_t rule, sf_pending_policy pending);
+/* Runs the pending call now, if any; *flushed (may be NULL) says whether one ran. */
+sf_status sf_rule_flush(sf_rule_t rule, bool *flushed);
+/* Drops the pending call, if any. */
+sf_status sf_rule_cancel(sf_rule_t rule);
+bool sf_rule_isApplied(sf_rule_t rule);
+/* Drops the caller's handle; an applied rule stays applied until discarded. */
+sf_status sf_rule_release(sf_rule_t rule);
+
+/* A clock that moves only when told: deadlines fire inside sf_manual_clock_advance. */
+sf_manual_clock_t sf_manual_clock_create(uint64_t now_ns);
+sf_status sf_manual_clock_advance(sf_manual_clock_t clock, uint64_t ns);
+uint64_t sf_manual_clock_now(sf_manual_clock_t clock);
+sf_status sf_manual_clock_release(sf_manual_clock_t clock);
+
+/* ---- introspection (class_copyMethodList and friends) ---- */
+
+typedef struct sf_ivar_description {
+    const char *name;
+    const char *types;
+    ptrdiff_t offset;
+    size_t size;
+} sf_ivar_description;
+
+/* The class's own methods (not inherited), `*count` entries; free the array with sf_free. */
+sf_method_t *sf_class_copyMethodList(sf_class_t cls, unsigned int *count);
+/* The class's own ivars; one allocation, strings included: sf_free. */
+sf_ivar_description *sf_class_copyIvarList(sf_class_t cls, unsigned int *count);
+/* Every registered class, `*count` entries: sf_free. */
+sf_class_t *sf_copyClassList(unsigned int *count);
+/* Frees a list returned by an sf_*copy*List function. NULL is ignored. */
+void sf_free(void *list);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 import CShims
 
+/// The C function `sf_allocateClassPair` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_allocateClassPair")
-func sf_allocateClassPair_impl(_ superclass: sf_class_t?, _ name: UnsafePointer<CChar>?) -> sf_class_t? {
+@_spi(CAPI) public func sf_allocateClassPair_impl(_ superclass: sf_class_t?, _ name: UnsafePointer<CChar>?) -> sf_class_t? {
     do {
         let n = try nameArg(name, "class name").get()
         let cls = try RuntimeClass(unregisteredName: n, key: NameKey(cString: name!),
@@ -13,14 +14,16 @@ func sf_allocateClassPair_impl(_ superclass: sf_class_t?, _ name: UnsafePointer<
     }
 }
 
+/// The C function `sf_registerClassPair` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_registerClassPair")
-func sf_registerClassPair_impl(_ cls: sf_class_t?) {
+@_spi(CAPI) public func sf_registerClassPair_impl(_ cls: sf_class_t?) {
     guard let cls else { return }
     RuntimeClass.from(cls).register()
 }
 
+/// The C function `sf_disposeClassPair` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_disposeClassPair")
-func sf_disposeClassPair_impl(_ cls: sf_class_t?) -> sf_status {
+@_spi(CAPI) public func sf_disposeClassPair_impl(_ cls: sf_class_t?) -> sf_status {
     guard let cls else { return fail(.invalidArgument(className: "-", selector: "-", reason: "class is NULL"), SF_ERR_INVALID_ARGUMENT) }
     do {
         try RuntimeClass.from(cls).dispose()
@@ -31,20 +34,23 @@ func sf_disposeClassPair_impl(_ cls: sf_class_t?) -> sf_status {
     }
 }
 
+/// The C function `sf_getClass` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_getClass")
-func sf_getClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
+@_spi(CAPI) public func sf_getClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
     guard let name else { return nil }
     return RuntimeClass.named(key: NameKey(cString: name))?.raw
 }
 
+/// The C function `sf_getMetaClass` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_getMetaClass")
-func sf_getMetaClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
+@_spi(CAPI) public func sf_getMetaClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
     guard let name else { return nil }
     return RuntimeClass.named(key: NameKey(cString: name))?.metaclass.raw
 }
 
+/// The C function `sf_class_respondsToSelector` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_respondsToSelector")
-func sf_class_respondsToSelector_impl(_ cls: sf_class_t?, _ sel: sf_sel?) -> Bool {
+@_spi(CAPI) public func sf_class_respondsToSelector_impl(_ cls: sf_class_t?, _ sel: sf_sel?) -> Bool {
     guard let cls, let sel else { return false }
     return RuntimeClass.from(cls).responds(to: Selector(raw: sel))
 }

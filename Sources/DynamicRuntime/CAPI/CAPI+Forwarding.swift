@@ -1,7 +1,8 @@
 import CShims
 
+/// The C function `sf_class_getMethodImplementation` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_getMethodImplementation")
-func sf_class_getMethodImplementation_impl(_ cls: sf_class_t?, _ sel: sf_sel?) -> sf_imp? {
+@_spi(CAPI) public func sf_class_getMethodImplementation_impl(_ cls: sf_class_t?, _ sel: sf_sel?) -> sf_imp? {
     guard let cls, let sel else {
         return fail(.invalidArgument(className: "-", selector: "-", reason: "class or selector is NULL"), nil)
     }

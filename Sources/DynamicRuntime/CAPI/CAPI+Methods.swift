@@ -11,8 +11,9 @@ func methodArgs(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?,
     return .success((c, s, IMP(imp), String(cString: types)))
 }
 
+/// The C function `sf_class_addMethod` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_addMethod")
-func sf_class_addMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?, _ types: UnsafePointer<CChar>?) -> sf_status {
+@_spi(CAPI) public func sf_class_addMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?, _ types: UnsafePointer<CChar>?) -> sf_status {
     do {
         let (c, s, i, t) = try methodArgs(cls, sel, imp, types).get()
         try c.addMethod(s, implementation: i, types: t)
@@ -23,8 +24,9 @@ func sf_class_addMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?,
     }
 }
 
+/// The C function `sf_class_replaceMethod` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_replaceMethod")
-func sf_class_replaceMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?, _ types: UnsafePointer<CChar>?) -> sf_imp? {
+@_spi(CAPI) public func sf_class_replaceMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?, _ types: UnsafePointer<CChar>?) -> sf_imp? {
     do {
         let (c, s, i, t) = try methodArgs(cls, sel, imp, types).get()
         let old = try c.replaceMethod(s, implementation: i, types: t)
@@ -37,8 +39,9 @@ func sf_class_replaceMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_i
     }
 }
 
+/// The C function `sf_method_setImplementation` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_method_setImplementation")
-func sf_method_setImplementation_impl(_ m: sf_method_t?, _ imp: sf_imp?) -> sf_imp? {
+@_spi(CAPI) public func sf_method_setImplementation_impl(_ m: sf_method_t?, _ imp: sf_imp?) -> sf_imp? {
     guard let m, let imp else {
         return fail(.invalidArgument(className: "-", selector: "-", reason: "method or IMP is NULL"), nil)
     }
@@ -58,8 +61,9 @@ func sf_method_setImplementation_impl(_ m: sf_method_t?, _ imp: sf_imp?) -> sf_i
     }
 }
 
+/// The C function `sf_method_exchangeImplementations` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_method_exchangeImplementations")
-func sf_method_exchangeImplementations_impl(_ a: sf_method_t?, _ b: sf_method_t?) {
+@_spi(CAPI) public func sf_method_exchangeImplementations_impl(_ a: sf_method_t?, _ b: sf_method_t?) {
     guard let a, let b else {
         return fail(.invalidArgument(className: "-", selector: "-", reason: "sf_method_exchangeImplementations: a method is NULL"), ())
     }

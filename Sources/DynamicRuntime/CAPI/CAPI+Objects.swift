@@ -1,7 +1,8 @@
 import CShims
 
+/// The C function `sf_class_addIvar` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_addIvar")
-func sf_class_addIvar_impl(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?, _ size: Int,
+@_spi(CAPI) public func sf_class_addIvar_impl(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?, _ size: Int,
                            _ log2Alignment: UInt8, _ types: UnsafePointer<CChar>?) -> Bool {
     guard let cls, let name, let types else {
         return fail(.invalidArgument(className: "-", selector: "-", reason: "class, name or types is NULL"), false)
@@ -36,14 +37,16 @@ func sf_class_addIvar_impl(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?, _ 
     }
 }
 
+/// The C function `sf_class_getIvarOffset` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_getIvarOffset")
-func sf_class_getIvarOffset_impl(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?) -> Int {
+@_spi(CAPI) public func sf_class_getIvarOffset_impl(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?) -> Int {
     guard let cls, let name else { return -1 }
     return RuntimeClass.from(cls).ivar(named: String(cString: name))?.offset ?? -1
 }
 
+/// The C function `sf_class_createInstance` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_createInstance")
-func sf_class_createInstance_impl(_ cls: sf_class_t?) -> sf_id? {
+@_spi(CAPI) public func sf_class_createInstance_impl(_ cls: sf_class_t?) -> sf_id? {
     guard let cls else { return fail(.invalidArgument(className: "-", selector: "-", reason: "class is NULL"), nil) }
     do throws(RuntimeError) {
         let c = RuntimeClass.from(cls)
@@ -56,26 +59,30 @@ func sf_class_createInstance_impl(_ cls: sf_class_t?) -> sf_id? {
     }
 }
 
+/// The C function `sf_initWeak` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_initWeak")
-func sf_initWeak_impl(_ slot: UnsafeMutablePointer<sf_id?>?, _ obj: sf_id?) {
+@_spi(CAPI) public func sf_initWeak_impl(_ slot: UnsafeMutablePointer<sf_id?>?, _ obj: sf_id?) {
     guard let slot else { return }
     WeakTable.shared.register(slot, obj)
 }
 
+/// The C function `sf_loadWeakRetained` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_loadWeakRetained")
-func sf_loadWeakRetained_impl(_ slot: UnsafeMutablePointer<sf_id?>?) -> sf_id? {
+@_spi(CAPI) public func sf_loadWeakRetained_impl(_ slot: UnsafeMutablePointer<sf_id?>?) -> sf_id? {
     guard let slot else { return nil }
     return WeakTable.shared.loadRetained(slot)
 }
 
+/// The C function `sf_destroyWeak` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_destroyWeak")
-func sf_destroyWeak_impl(_ slot: UnsafeMutablePointer<sf_id?>?) {
+@_spi(CAPI) public func sf_destroyWeak_impl(_ slot: UnsafeMutablePointer<sf_id?>?) {
     guard let slot else { return }
     WeakTable.shared.unregister(slot)
 }
 
+/// The C function `sf_setAssociatedObject` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_setAssociatedObject")
-func sf_setAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?, _ value: sf_id?) {
+@_spi(CAPI) public func sf_setAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?, _ value: sf_id?) {
     guard let obj, let key else { return }
     if value != nil, ObjectLifecycle.isDeallocating(obj) {
         let name = sf_object_getClass(obj).map { String(cString: sf_class_getName($0)) } ?? "?"
@@ -93,22 +100,25 @@ func sf_setAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?, _ valu
     }
 }
 
+/// The C function `sf_getAssociatedObject` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_getAssociatedObject")
-func sf_getAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?) -> sf_id? {
+@_spi(CAPI) public func sf_getAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?) -> sf_id? {
     guard let obj, let key, let table = ObjectSideTable.of(obj, create: false) else { return nil }
     if case let .object(o)? = table.get(key) { return o }
     return nil
 }
 
+/// The C function `sf_object_addDeallocObserver` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_object_addDeallocObserver")
-func sf_object_addDeallocObserver_impl(_ obj: sf_id?, _ fn: sf_dealloc_fn?, _ context: UnsafeMutableRawPointer?) -> UInt64 {
+@_spi(CAPI) public func sf_object_addDeallocObserver_impl(_ obj: sf_id?, _ fn: sf_dealloc_fn?, _ context: UnsafeMutableRawPointer?) -> UInt64 {
     guard let obj, let fn else { return 0 }
     let ctx = UInt(bitPattern: context)
     return ObjectRef(obj).onDeallocate { o in fn(o.raw, UnsafeMutableRawPointer(bitPattern: ctx)) }?.id ?? 0
 }
 
+/// The C function `sf_object_removeDeallocObserver` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_object_removeDeallocObserver")
-func sf_object_removeDeallocObserver_impl(_ obj: sf_id?, _ token: UInt64) -> Bool {
+@_spi(CAPI) public func sf_object_removeDeallocObserver_impl(_ obj: sf_id?, _ token: UInt64) -> Bool {
     guard let obj else { return false }
     return ObjectRef(obj).removeDeallocObserver(DeallocObserverToken(id: token))
 }

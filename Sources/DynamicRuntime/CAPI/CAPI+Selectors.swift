@@ -1,8 +1,9 @@
 import CShims
 import Glibc
 
+/// The C function `sf_sel_registerName` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_sel_registerName")
-func sf_sel_registerName_impl(_ name: UnsafePointer<CChar>?) -> sf_sel? {
+@_spi(CAPI) public func sf_sel_registerName_impl(_ name: UnsafePointer<CChar>?) -> sf_sel? {
     guard let name else {
         RuntimeError.invalidArgument(className: "-", selector: "-", reason: "selector name is NULL").record()
         return nil

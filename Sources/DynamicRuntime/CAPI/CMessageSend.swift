@@ -1,7 +1,8 @@
 import CShims
 
+/// The C function `sf_msg_send` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_msg_send")
-func sf_msg_send_impl(_ obj: sf_id?, _ sel: sf_sel?, _ ret: UnsafeMutableRawPointer?,
+@_spi(CAPI) public func sf_msg_send_impl(_ obj: sf_id?, _ sel: sf_sel?, _ ret: UnsafeMutableRawPointer?,
                       _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> sf_status {
     guard let obj else {
         // No RuntimeError case carries this code: record it directly so that the return value

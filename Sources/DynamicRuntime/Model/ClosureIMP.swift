@@ -144,5 +144,3 @@ private func callBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a
         return (base + 40).load(as: UInt64.self)
     }
 }
-
-/// A method-table entry as Swift sees it. It owns its C struct and frees it in `deinit`:

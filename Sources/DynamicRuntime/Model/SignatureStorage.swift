@@ -22,20 +22,29 @@ final class SignatureStorage: @unchecked Sendable {
         self.encoding = encoding
         self.returnType = returnType
         self.argumentTypes = argumentTypes
-        raw = .allocate(capacity: 1)
-        let argv = UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>.allocate(capacity: max(ffiArguments.count, 1))
-        for (i, t) in ffiArguments.enumerated() { argv[i] = t }
         var offsets: [Int] = []
         var sizes: [Int] = []
         var frame = 0
-        for t in ffiArguments {
+        for (i, t) in ffiArguments.enumerated() {
             let size = max(Int(sf_ffi_type_size(t)), 1)
             let align = max(Int(sf_ffi_type_alignment(t)), 1)
+            // libffi copies by-value arguments onto the calling thread's stack.
+            if size > Self.maxArgumentBytes {
+                throw .malformedEncoding(encoding: encoding, offset: 0, reason:
+                    "argument \(i - 1) is a \(size)-byte struct; arguments are limited to \(Self.maxArgumentBytes) bytes by value (pass a pointer)")
+            }
             frame = (frame + align - 1) / align * align
             offsets.append(frame)
             sizes.append(size)
             frame += size
         }
+        if frame > Self.maxFrameBytes {
+            throw .malformedEncoding(encoding: encoding, offset: 0, reason:
+                "the arguments take \(frame) bytes; a call is limited to \(Self.maxFrameBytes) bytes of arguments")
+        }
+        raw = .allocate(capacity: 1)
+        let argv = UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>.allocate(capacity: max(ffiArguments.count, 1))
+        for (i, t) in ffiArguments.enumerated() { argv[i] = t }
         argumentOffsets = offsets
         argumentSizes = sizes
         returnSize = max(Int(sf_ffi_type_size(ffiReturn)), MemoryLayout<UInt64>.size)
@@ -65,6 +74,12 @@ final class SignatureStorage: @unchecked Sendable {
         layout = sf_tramp_layout_create(&raw.pointee.cif)
         raw.pointee.swift = Unmanaged.passUnretained(self).toOpaque()
     }
+
+    /// The largest argument passed by value (docs/reliability.md, "Limits"): libffi copies
+    /// by-value arguments onto the stack, and a thread's stack may be 256 KiB or less.
+    static let maxArgumentBytes = 16 * 1024
+    /// The largest total of a call's arguments.
+    static let maxFrameBytes = 64 * 1024
 
     /// The key a typed call site computes for itself; equal keys mean compatible signatures.
     var key: UInt64 { raw.pointee.key }

@@ -11,6 +11,7 @@ final class RuntimeState: @unchecked Sendable {
         sf_rcu_init()
         sf_install_slow_path(lookUpMethodEntry)
         sf_install_dealloc_hook(deallocateEntry)
+        ForkSafety.install(runtimeLock: lock)
         sf_install_forward_target(forwardTargetEntry)
     }
 

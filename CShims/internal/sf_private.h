@@ -12,6 +12,9 @@
 #include <ffi.h>
 #include <stdatomic.h>
 
+/* Internal symbols stay inside libSelectorForwarding.so: only SelectorForwarding.h is API. */
+#pragma GCC visibility push(hidden)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -193,6 +196,11 @@ static inline void *sf_swap_delivering_record(void *r) {
     return old;
 }
 
+/* The C API's calls in progress on this thread (an sf_call_t is valid only while on it). */
+extern _Thread_local void *sf_capi_call_top __attribute__((tls_model("initial-exec")));
+static inline void *sf_capi_calls(void) { return sf_capi_call_top; }
+static inline void sf_capi_set_calls(void *top) { sf_capi_call_top = top; }
+
 /* Forwarding depth on this thread: a forwardInvocation: that re-sends to itself is an error,
  * not a stack overflow. */
 extern _Thread_local int sf_forward_depth __attribute__((tls_model("initial-exec")));
@@ -237,6 +245,9 @@ void sf_class_init(sf_class_t cls, sf_class_t isa, sf_class_t superclass, const 
                    size_t instance_size, uint32_t info, void *swift_class);
 intptr_t sf_class_live_instances(sf_class_t cls);
 void sf_class_adjust_live_instances(sf_class_t cls, intptr_t delta);
+/* Method entries come from a pool of slabs (method_pool.c), not one malloc each. */
+sf_method_t sf_method_alloc(void);
+void sf_method_free(sf_method_t m);
 void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signature *sig, void *owner);
 /* Swaps the IMP atomically; returns the previous one. */
 sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp);
@@ -284,6 +295,10 @@ static inline void sf_rcu_exit(void) {
 }
 
 void sf_rcu_init(void);
+/* pthread_atfork handlers for the readers list, run last in prepare and first after fork. */
+void sf_rcu_atfork_prepare(void);
+void sf_rcu_atfork_parent(void);
+void sf_rcu_atfork_child(void);
 /* Call after unpublishing; the returned tag goes with the retired item. */
 uint64_t sf_rcu_retire_tag(void);
 /* Items with a tag lower than this are unreachable by every reader. */
@@ -378,6 +393,8 @@ static inline intptr_t sf_counter_objects(void) { return atomic_load(&sf_live_ob
 static inline intptr_t sf_counter_closures(void) { return atomic_load(&sf_live_closures); }
 static inline void sf_counter_objects_add(intptr_t d) { atomic_fetch_add_explicit(&sf_live_objects, d, memory_order_relaxed); }
 static inline void sf_counter_closures_add(intptr_t d) { atomic_fetch_add_explicit(&sf_live_closures, d, memory_order_relaxed); }
+#pragma GCC visibility pop
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,109 @@
+import CShims
+
+// sf_call_*: a hook's or a C-function method's view of the call in progress (CCall).
+
+/// The C function `sf_call_getTarget` of SelectorForwarding.h.
+@_cdecl("sf_call_getTarget")
+@_spi(CAPI) public func sf_call_getTarget_impl(_ call: sf_call_t?) -> sf_id? {
+    capi(nil) { () throws(RuntimeError) in try CCall.find(call).pointee.target }
+}
+
+/// The C function `sf_call_getSelector` of SelectorForwarding.h.
+@_cdecl("sf_call_getSelector")
+@_spi(CAPI) public func sf_call_getSelector_impl(_ call: sf_call_t?) -> sf_sel? {
+    capi(nil) { () throws(RuntimeError) in try CCall.find(call).pointee.selector.raw }
+}
+
+/// The C function `sf_call_getTypeEncoding` of SelectorForwarding.h.
+@_cdecl("sf_call_getTypeEncoding")
+@_spi(CAPI) public func sf_call_getTypeEncoding_impl(_ call: sf_call_t?) -> UnsafePointer<CChar>? {
+    capi(nil) { () throws(RuntimeError) in UnsafePointer(try CCall.find(call).pointee.signature.raw.pointee.types) }
+}
+
+/// The C function `sf_call_getArgumentCount` of SelectorForwarding.h.
+@_cdecl("sf_call_getArgumentCount")
+@_spi(CAPI) public func sf_call_getArgumentCount_impl(_ call: sf_call_t?) -> Int {
+    capi(-1) { () throws(RuntimeError) in try CCall.find(call).pointee.signature.argumentTypes.count - 2 }
+}
+
+/// The C function `sf_call_getArgument` of SelectorForwarding.h.
+@_cdecl("sf_call_getArgument")
+@_spi(CAPI) public func sf_call_getArgument_impl(_ call: sf_call_t?, _ index: Int, _ value: UnsafeMutableRawPointer?, _ size: Int) -> sf_status {
+    capiStatus { () throws(RuntimeError) in
+        let c = try CCall.find(call).pointee
+        let value = try CAPIValues.nonNull(value, "value", className: c.className, selector: c.selector.name)
+        let i = try CAPIValues.argumentSlot(c.signature, index, size, className: c.className, selector: c.selector.name)
+        value.copyMemory(from: c.arguments[i]!, byteCount: size)
+    }
+}
+
+/// The C function `sf_call_setArgument` of SelectorForwarding.h.
+@_cdecl("sf_call_setArgument")
+@_spi(CAPI) public func sf_call_setArgument_impl(_ call: sf_call_t?, _ index: Int, _ value: UnsafeRawPointer?, _ size: Int) -> sf_status {
+    capiStatus { () throws(RuntimeError) in
+        let c = try CCall.find(call).pointee
+        let value = try CAPIValues.nonNull(value, "value", className: c.className, selector: c.selector.name)
+        let i = try CAPIValues.argumentSlot(c.signature, index, size, className: c.className, selector: c.selector.name)
+        c.arguments[i]!.copyMemory(from: value, byteCount: size)
+    }
+}
+
+/// The C function `sf_call_getReturnValue` of SelectorForwarding.h.
+@_cdecl("sf_call_getReturnValue")
+@_spi(CAPI) public func sf_call_getReturnValue_impl(_ call: sf_call_t?, _ value: UnsafeMutableRawPointer?, _ size: Int) -> sf_status {
+    capiStatus { () throws(RuntimeError) in
+        let c = try CCall.find(call).pointee
+        try CAPIValues.checkReturn(c.signature, size, className: c.className, selector: c.selector.name)
+        guard size > 0 else { return }
+        let value = try CAPIValues.nonNull(value, "value", className: c.className, selector: c.selector.name)
+        value.copyMemory(from: c.returnStorage, byteCount: size)
+    }
+}
+
+/// The C function `sf_call_setReturnValue` of SelectorForwarding.h.
+@_cdecl("sf_call_setReturnValue")
+@_spi(CAPI) public func sf_call_setReturnValue_impl(_ call: sf_call_t?, _ value: UnsafeRawPointer?, _ size: Int) -> sf_status {
+    capiStatus { () throws(RuntimeError) in
+        let c = try CCall.find(call).pointee
+        try CAPIValues.checkReturn(c.signature, size, className: c.className, selector: c.selector.name)
+        guard size > 0 else { return }
+        let value = try CAPIValues.nonNull(value, "value", className: c.className, selector: c.selector.name)
+        // Object returns are +1: the storage owns what it holds.
+        let isObject = c.signature.returnType == .object
+        let old = isObject ? c.returnStorage.load(as: sf_id?.self) : nil
+        c.returnStorage.copyMemory(from: value, byteCount: size)
+        if isObject {
+            if let new = c.returnStorage.load(as: sf_id?.self) { sf_retain_inline(new) }
+            if let old { sf_release_inline(old) }
+        }
+    }
+}
+
+/// The C function `sf_call_proceed` of SelectorForwarding.h.
+@_cdecl("sf_call_proceed")
+@_spi(CAPI) public func sf_call_proceed_impl(_ call: sf_call_t?) -> sf_status {
+    capiStatus { () throws(RuntimeError) in
+        let c = try CCall.find(call).pointee
+        guard let hook = c.hook else {
+            throw .invalidArgument(className: c.className, selector: c.selector.name,
+                                   reason: "sf_call_proceed outside a hook: a method body has nothing to proceed to")
+        }
+        try hook.proceed()
+    }
+}
+
+/// The C function `sf_call_copyInvocation` of SelectorForwarding.h.
+@_cdecl("sf_call_copyInvocation")
+@_spi(CAPI) public func sf_call_copyInvocation_impl(_ call: sf_call_t?) -> sf_invocation_t? {
+    capi(nil) { () throws(RuntimeError) in
+        let c = try CCall.find(call).pointee
+        let inv: Invocation
+        if let hook = c.hook {
+            inv = hook.makeInvocation()
+        } else {
+            inv = Invocation.capture(signature: c.signature.storage, arguments: c.arguments)
+            inv.retainArguments()
+        }
+        return CInvocations.table.insert(inv)
+    }
+}

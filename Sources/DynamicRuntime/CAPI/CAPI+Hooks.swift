@@ -1,0 +1,85 @@
+import CShims
+
+/// The C API's hook tokens: a number per installed hook, removed once.
+enum CHooks {
+    static let tokens = Locked<[UInt64: HookToken]>([:])
+
+    static func position(_ p: sf_hook_position, className: String, selector: String) throws(RuntimeError) -> HookPosition {
+        switch p {
+        case SF_HOOK_BEFORE: return .before
+        case SF_HOOK_INSTEAD: return .instead
+        case SF_HOOK_AFTER: return .after
+        default:
+            throw .invalidArgument(className: className, selector: selector,
+                                   reason: "hook position \(p.rawValue) is not SF_HOOK_BEFORE, SF_HOOK_INSTEAD or SF_HOOK_AFTER")
+        }
+    }
+
+    /// The Swift hook body that runs a C callback.
+    static func body(_ fn: @escaping sf_hook_fn, _ context: UnsafeMutableRawPointer?) -> (HookContext) throws -> Void {
+        let ctx = UInt(bitPattern: context)
+        return { (h: HookContext) throws(RuntimeError) in
+            var call = CCall(hook: h)
+            sf_set_last_error(SF_OK, nil)
+            let status = CCall.run(&call) { fn($0, UnsafeMutableRawPointer(bitPattern: ctx)) }
+            if status != SF_OK { throw call.callbackFailed(status, what: "the C hook") }
+        }
+    }
+
+    static func install(_ make: () throws(RuntimeError) -> HookToken) -> sf_hook_token {
+        capi(0) { () throws(RuntimeError) in
+            let token = try make()
+            tokens.withLock { $0[token.id] = token }
+            return token.id
+        }
+    }
+}
+
+/// The C function `sf_class_hookMethod` of SelectorForwarding.h.
+@_cdecl("sf_class_hookMethod")
+@_spi(CAPI) public func sf_class_hookMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ position: sf_hook_position,
+                                                _ types: UnsafePointer<CChar>?, _ fn: sf_hook_fn?,
+                                                _ context: UnsafeMutableRawPointer?) -> sf_hook_token {
+    CHooks.install { () throws(RuntimeError) in
+        let c = RuntimeClass.from(try CAPIValues.nonNull(cls, "class"))
+        let s = Selector(raw: try CAPIValues.nonNull(sel, "selector", className: c.name))
+        let fn = try CAPIValues.nonNull(fn, "hook function", className: c.name, selector: s.name)
+        let p = try CHooks.position(position, className: c.name, selector: s.name)
+        return try c.hook(s, p, expecting: types.map { String(cString: $0) }, CHooks.body(fn, context))
+    }
+}
+
+/// The C function `sf_object_hookMethod` of SelectorForwarding.h.
+@_cdecl("sf_object_hookMethod")
+@_spi(CAPI) public func sf_object_hookMethod_impl(_ obj: sf_id?, _ sel: sf_sel?, _ position: sf_hook_position,
+                                                 _ types: UnsafePointer<CChar>?, _ fn: sf_hook_fn?,
+                                                 _ context: UnsafeMutableRawPointer?) -> sf_hook_token {
+    CHooks.install { () throws(RuntimeError) in
+        let o = try CAPIValues.nonNull(obj, "object")
+        let name = CAPIValues.className(of: o)
+        let s = Selector(raw: try CAPIValues.nonNull(sel, "selector", className: name))
+        let fn = try CAPIValues.nonNull(fn, "hook function", className: name, selector: s.name)
+        let p = try CHooks.position(position, className: name, selector: s.name)
+        return try ObjectRef(o).hook(s, p, expecting: types.map { String(cString: $0) }, CHooks.body(fn, context))
+    }
+}
+
+/// The C function `sf_hook_remove` of SelectorForwarding.h.
+@_cdecl("sf_hook_remove")
+@_spi(CAPI) public func sf_hook_remove_impl(_ token: sf_hook_token) -> sf_status {
+    capiStatus { () throws(RuntimeError) in
+        guard let t = CHooks.tokens.withLock({ $0.removeValue(forKey: token) }) else {
+            throw .invalidArgument(className: "-", selector: "-", reason: "hook token \(token) is not installed (removed already, or never issued)")
+        }
+        guard t.remove() else {
+            throw .hookFailed(className: t.hook.cls.visibleName, selector: t.hook.selector.name,
+                              reason: "hook token \(token) was already uninstalled (its object or class went away)")
+        }
+    }
+}
+
+/// The C function `sf_hook_isActive` of SelectorForwarding.h.
+@_cdecl("sf_hook_isActive")
+@_spi(CAPI) public func sf_hook_isActive_impl(_ token: sf_hook_token) -> Bool {
+    CHooks.tokens.withLock { $0[token] }?.isActive ?? false
+}
