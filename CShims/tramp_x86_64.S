@@ -33,6 +33,7 @@ sf_tramp_templates:
 // ((sf_tramp_handler *)%r10)[0](%r10, frame); returns the frame's ret words.
     .p2align 4
     .globl sf_tramp_entry
+    .hidden sf_tramp_entry
     .type sf_tramp_entry, @function
 sf_tramp_entry:
     .cfi_startproc
@@ -77,6 +78,7 @@ sf_tramp_entry:
 // arguments, loads the argument registers and %al, calls call->fn, stores rax rdx xmm0 xmm1.
     .p2align 4
     .globl sf_tramp_invoke
+    .hidden sf_tramp_invoke
     .type sf_tramp_invoke, @function
 sf_tramp_invoke:
     .cfi_startproc

@@ -24,6 +24,7 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+#pragma GCC visibility push(hidden)
 
 /* The argument registers as sf_tramp_entry saves them. Offsets are fixed by the assembly. */
 struct sf_tramp_frame {
@@ -120,6 +121,7 @@ void sf_tramp_frame_return(struct sf_tramp_frame *frame, const struct sf_tramp_l
 void sf_tramp_call_args(const struct sf_tramp_layout *layout, const void *fn, void *ret, void *const *args);
 void sf_tramp_invoke(struct sf_tramp_call *call);
 
+#pragma GCC visibility pop
 #ifdef __cplusplus
 }
 #endif
