@@ -178,8 +178,14 @@ final class EngineConcurrencyTests: XCTestCase {
         let (cls, payload) = try makeClasses(log)
         let queue = DispatchQueue(label: "engine.concurrency.dealloc")
         let engine = Engine(executor: DispatchQueueExecutor(queue: queue))
-        collectRuntimeGarbage()   // earlier tests' objects may wait for a grace period
-        let baseline = Runtime.liveObjectCount
+        // Earlier tests' objects may wait for a grace period, or die on their own timer queues
+        // (an uncancellable asyncAfter holds its work until its deadline): let them go first.
+        var baseline = -1
+        for _ in 0..<500 where baseline != Runtime.liveObjectCount {
+            baseline = Runtime.liveObjectCount
+            usleep(5_000)
+            collectRuntimeGarbage()
+        }
         let perThread = 150
         let errors = Guarded<[String]>([])
         onThreads(8) { t in

@@ -83,7 +83,7 @@ final class MethodRecord: @unchecked Sendable {
         endWrite(v)
         let oldOwner = oldBits == 0 ? nil : Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: oldBits)!).takeUnretainedValue()
         // A reader without the lock may still be copying the old owner.
-        Runtime.state.retire { Self.release(oldBits) }
+        if let retired = UnsafeMutableRawPointer(bitPattern: oldBits) { Runtime.state.retire(releasing: retired) }
         return IMP(pointer: oldPointer, owner: oldOwner)
     }
 
