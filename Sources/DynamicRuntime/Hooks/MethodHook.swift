@@ -49,6 +49,7 @@ final class MethodHook: @unchecked Sendable {
     /// Makes the hook wrap `imp` (a replaced method); returns what it wrapped. The old IMP is
     /// freed after a grace period: senders may be calling it (lock held).
     func replaceOriginal(with imp: IMP) -> IMP? {
+        Runtime.state.lock.assertHeld()
         let previous = originalBox.exchange(imp) { sf_hook_set_original(slot, imp.pointer) }
         inherited = false
         return previous
@@ -64,6 +65,7 @@ final class MethodHook: @unchecked Sendable {
 
     /// Publishes a new chain; the old one is freed after a grace period (lock held).
     func publish(_ new: HookChain) {
+        Runtime.state.lock.assertHeld()
         let old = sf_hook_swap_chain(slot, Unmanaged.passRetained(new).toOpaque())!
         Runtime.state.retire(releasing: old)
     }

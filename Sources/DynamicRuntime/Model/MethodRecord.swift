@@ -76,6 +76,7 @@ final class MethodRecord: @unchecked Sendable {
     /// Swaps the IMP; the previous one is returned with its owner so that it stays callable
     /// (lock held).
     func exchange(with new: IMP) -> IMP {
+        Runtime.state.lock.assertHeld()
         let newBits = new.owner.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
         let v = beginWrite()
         let oldBits = ownerBits.exchange(newBits, ordering: .acquiringAndReleasing)

@@ -15,18 +15,21 @@ final class RuntimeState: @unchecked Sendable {
     /// Releases a +1 reference once no reader can reach it: call with `lock` held, after
     /// unpublishing it. (One entry on the retired list, no allocation of Swift's own.)
     func retire(releasing object: UnsafeMutableRawPointer) {
+        lock.assertHeld()
         sf_retire(object, releaseRetired)
     }
 
     /// Runs `free` once no reader can reach what it frees: call with `lock` held, after
     /// unpublishing. It runs outside the lock, so it may release anything.
     func retire(_ free: @escaping () -> Void) {
+        lock.assertHeld()
         sf_retire(Unmanaged.passRetained(RetiredAction(free)).toOpaque(), runRetired)
     }
 
     /// Frees what no reader can reach any more. Call without `lock` held. Costs the items freed
     /// plus one, however many are still waiting for a reader.
     func collectGarbage() {
+        lock.assertNotHeld("collectGarbage runs frees that may take the runtime lock")
         let ready = lock.withLock { sf_retired_take_ready() }
         // Frees may release Swift closures whose captures run arbitrary deinit code.
         sf_retired_free(ready)
