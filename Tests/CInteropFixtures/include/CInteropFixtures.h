@@ -7,6 +7,7 @@
 
 #include <SelectorForwarding.h>
 #include "ConformanceFixtures.h"
+#include "CAPIScenarios.h"
 
 #ifdef __cplusplus
 extern "C" {
