@@ -23,7 +23,7 @@ extension RuntimeClass {
         let sig = try Signature(types)
         let box = try ClosureIMP(signature: sig) { ret, args in
             var call = CCall(signature: sig, arguments: args, returnStorage: ret)
-            sf_set_last_error(SF_OK, nil)
+            sf_clear_last_error()
             let status = CCall.run(&call) { fn($0, owner.context) }
             if status != SF_OK { throw call.callbackFailed(status, what: "the C method function") }
         }
