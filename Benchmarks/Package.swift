@@ -19,7 +19,7 @@ let package = Package(
         .executableTarget(
             name: "RuntimeBenchmarks",
             dependencies: [
-                .product(name: "BenchFixtures", package: "SelectorForwarding"),
+                .product(name: "_BenchFixtures", package: "SelectorForwarding"),
                 .product(name: "Benchmark", package: "benchmark"),
             ],
             path: "Benchmarks/RuntimeBenchmarks",

@@ -96,3 +96,19 @@ uint64_t sf_rcu_oldest_reader(void) {
     }
     return oldest;
 }
+
+/* fork(): the readers lock is taken last (a thread registering may hold the runtime lock). */
+void sf_rcu_atfork_prepare(void) { pthread_mutex_lock(&readers_lock); }
+void sf_rcu_atfork_parent(void) { pthread_mutex_unlock(&readers_lock); }
+
+/* The child has only the forking thread: every other thread's record is free, whatever
+ * section it was in, or grace periods would never end. */
+void sf_rcu_atfork_child(void) {
+    for (struct sf_rcu_reader *r = atomic_load_explicit(&readers, memory_order_relaxed); r; r = r->next) {
+        if (r != sf_rcu_self) give_back(r);
+    }
+    // Single-threaded here, so readers can switch to fences safely if the child's
+    // registration for expedited membarrier is not in place.
+    if (!sf_rcu_readers_fence && membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) != 0) sf_rcu_readers_fence = 1;
+    pthread_mutex_unlock(&readers_lock);
+}

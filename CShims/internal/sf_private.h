@@ -77,8 +77,6 @@ struct sf_cache_bucket {
 struct sf_cache {
     uint32_t mask;                  /* capacity - 1; capacity is a power of two */
     uint32_t occupied;              /* written under the runtime lock only */
-    struct sf_cache *retired_next;
-    uint64_t retired_tag;
     struct sf_cache_bucket buckets[];
 };
 
@@ -133,8 +131,7 @@ static inline sf_method_t sf_cache_probe(sf_class_t cls, sf_sel sel) {
 /* Writers: called with the runtime lock held. */
 void sf_cache_insert(sf_class_t cls, sf_sel sel, sf_method_t method);
 void sf_cache_flush(sf_class_t cls);
-/* Frees caches replaced by growth once no reader can hold them; returns how many remain. */
-size_t sf_cache_collect(void);
+/* A cache replaced by growth goes to the retired list (sf_retire). */
 /* Frees the class's cache outright: only when no reader can reach the class. */
 void sf_cache_destroy(sf_class_t cls);
 
@@ -245,6 +242,9 @@ void sf_class_init(sf_class_t cls, sf_class_t isa, sf_class_t superclass, const 
                    size_t instance_size, uint32_t info, void *swift_class);
 intptr_t sf_class_live_instances(sf_class_t cls);
 void sf_class_adjust_live_instances(sf_class_t cls, intptr_t delta);
+/* Method entries come from a pool of slabs (method_pool.c), not one malloc each. */
+sf_method_t sf_method_alloc(void);
+void sf_method_free(sf_method_t m);
 void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signature *sig, void *owner);
 /* Swaps the IMP atomically; returns the previous one. */
 sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp);
@@ -292,10 +292,28 @@ static inline void sf_rcu_exit(void) {
 }
 
 void sf_rcu_init(void);
+/* pthread_atfork handlers for the readers list, run last in prepare and first after fork. */
+void sf_rcu_atfork_prepare(void);
+void sf_rcu_atfork_parent(void);
+void sf_rcu_atfork_child(void);
 /* Call after unpublishing; the returned tag goes with the retired item. */
 uint64_t sf_rcu_retire_tag(void);
 /* Items with a tag lower than this are unreachable by every reader. */
 uint64_t sf_rcu_oldest_reader(void);
+
+/* The retired list (retire.c): the one way to free what readers may still hold. */
+typedef void (*sf_retire_fn)(void *item);
+struct sf_retired;
+/* Queues `item` for free_fn after the grace period; call with the runtime lock held, after
+ * unpublishing it. */
+void sf_retire(void *item, sf_retire_fn free_fn);
+/* Detaches the items no reader can reach any more (runtime lock held); NULL when none. */
+struct sf_retired *sf_retired_take_ready(void);
+/* Frees a detached list; call without the runtime lock (a free may re-enter the runtime). */
+void sf_retired_free(struct sf_retired *list);
+/* Items still waiting, and list entries examined by sf_retired_take_ready so far (lock held). */
+size_t sf_retired_pending(void);
+uint64_t sf_retired_visits(void);
 
 /* ---- hooks: the state a trampoline reads on every call ---- */
 

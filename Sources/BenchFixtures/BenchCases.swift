@@ -211,6 +211,7 @@ extension BenchCase {
                 }
             })
         }
+        list.append(contentsOf: runLoopCases)
         return list
     }()
 }

@@ -57,5 +57,3 @@ private let closureEntry: @convention(c) (
         }
     }
 }
-
-/// A method-table entry as Swift sees it. It owns its C struct and frees it in `deinit`:

@@ -1,30 +1,35 @@
 import CShims
 import Synchronization
 
-/// removal and dispose retire the record for a grace period (caches and senders may hold the
-/// struct without reference counting), and a `Method` value keeps it readable for longer.
+/// A method-table entry as Swift sees it. It owns its C struct (from the method pool) and
+/// returns it in `deinit`: removal and dispose retire the record for a grace period (caches and
+/// senders may hold the struct without reference counting), and a `Method` value keeps it
+/// readable for longer.
+///
+/// Memory matters here (one per method of every class: under 120 bytes a method in all, see
+/// docs/performance.md): the selector and signature are read from the C struct, and the IMP's
+/// owner is one word next to it, published under a sequence count instead of in a box.
 final class MethodRecord: @unchecked Sendable {
     let raw: sf_method_t
-    let selector: Selector
-    let signature: Signature
     unowned let owningClass: RuntimeClass
-    /// The IMP with the owner keeping a closure IMP alive while installed: one immutable box,
-    /// published atomically so `imp` can be read without the lock (inside a read section).
-    /// Replaced boxes are released after a grace period; `deinit` drops the last one.
-    private let impBox: Atomic<UnsafeMutableRawPointer?>
+    /// The ClosureIMP keeping the installed IMP alive (retained), or 0 for a plain function.
+    private let ownerBits = Atomic<UInt>(0)
+    /// Odd while `exchange` rewrites the IMP and its owner: `imp` reads the pair consistently
+    /// without the lock (inside a read section).
+    private let version = Atomic<UInt>(0)
     /// The hook whose trampoline is installed here, if any (lock held).
     var hook: MethodHook?
 
     init(selector: Selector, signature: Signature, imp: IMP, in cls: RuntimeClass) {
-        raw = UnsafeMutableRawPointer.allocate(byteCount: sf_method_struct_size(), alignment: 16)
-            .assumingMemoryBound(to: sf_method.self)
+        raw = sf_method_alloc()
         sf_method_init(raw, selector.raw, imp.pointer, signature.raw, nil)
-        self.selector = selector
-        self.signature = signature
         self.owningClass = cls
-        impBox = Atomic(Unmanaged.passRetained(IMPBox(imp)).toOpaque())
+        if let owner = imp.owner { ownerBits.store(UInt(bitPattern: Unmanaged.passRetained(owner).toOpaque()), ordering: .releasing) }
         sf_method_set_owner(raw, Unmanaged.passUnretained(self).toOpaque())
     }
+
+    var selector: Selector { Selector(raw: sf_method_sel(raw)) }
+    var signature: Signature { Signature(raw: sf_method_sig(raw)) }
 
     /// The record behind a C method handle (valid while its class is not disposed).
     static func from(_ raw: sf_method_t) -> MethodRecord? {
@@ -32,23 +37,38 @@ final class MethodRecord: @unchecked Sendable {
     }
 
     deinit {
-        raw.deallocate()
-        if let box = impBox.exchange(nil, ordering: .acquiring) { Unmanaged<IMPBox>.fromOpaque(box).release() }
+        sf_method_free(raw)
+        Self.release(ownerBits.exchange(0, ordering: .acquiring))
+    }
+
+    private static func release(_ bits: UInt) {
+        if bits != 0 { Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
     }
 
     /// Lets go of the IMP's owner once the entry has left its table (after a grace period):
     /// for a hook's record that is the trampoline, which holds the hook, which holds this
     /// record. The C entry stays readable until `deinit`, for `Method` values.
     func dropOwner() {
-        let pointer = imp.pointer
-        let fresh = Unmanaged.passRetained(IMPBox(IMP(pointer: pointer, owner: nil))).toOpaque()
-        if let box = impBox.exchange(fresh, ordering: .acquiringAndReleasing) {
-            Unmanaged<IMPBox>.fromOpaque(box).release()
-        }
+        let v = beginWrite()
+        let old = ownerBits.exchange(0, ordering: .acquiringAndReleasing)
+        endWrite(v)
+        Self.release(old)
     }
 
     /// The IMP and its owner, as one value (lock held, or in a read section).
-    var imp: IMP { Unmanaged<IMPBox>.fromOpaque(impBox.load(ordering: .acquiring)!).takeUnretainedValue().imp }
+    var imp: IMP {
+        while true {
+            let v = version.load(ordering: .acquiring)
+            if v & 1 != 0 { continue }
+            let bits = ownerBits.load(ordering: .acquiring)
+            let pointer = sf_method_imp(raw)!
+            atomicMemoryFence(ordering: .acquiring)
+            guard version.load(ordering: .relaxed) == v else { continue }
+            // A replaced owner is released only after the grace period: still alive here.
+            let owner = bits == 0 ? nil : Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+            return IMP(pointer: pointer, owner: owner)
+        }
+    }
 
     /// The closure the IMP runs, if any (lock held).
     var owner: ClosureIMP? { imp.owner }
@@ -56,17 +76,26 @@ final class MethodRecord: @unchecked Sendable {
     /// Swaps the IMP; the previous one is returned with its owner so that it stays callable
     /// (lock held).
     func exchange(with new: IMP) -> IMP {
-        let box = Unmanaged<IMPBox>.fromOpaque(impBox.exchange(Unmanaged.passRetained(IMPBox(new)).toOpaque(),
-                                                               ordering: .acquiringAndReleasing)!)
-        let old = IMP(pointer: sf_method_swap_imp(raw, new.pointer)!, owner: box.takeUnretainedValue().imp.owner)
-        // A reader without the lock may still be copying the old box.
-        Runtime.state.retire { box.release() }
-        return old
+        Runtime.state.lock.assertHeld()
+        let newBits = new.owner.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+        let v = beginWrite()
+        let oldBits = ownerBits.exchange(newBits, ordering: .acquiringAndReleasing)
+        let oldPointer = sf_method_swap_imp(raw, new.pointer)!
+        endWrite(v)
+        let oldOwner = oldBits == 0 ? nil : Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: oldBits)!).takeUnretainedValue()
+        // A reader without the lock may still be copying the old owner.
+        if let retired = UnsafeMutableRawPointer(bitPattern: oldBits) { Runtime.state.retire(releasing: retired) }
+        return IMP(pointer: oldPointer, owner: oldOwner)
     }
-}
 
-/// An IMP and its owner, published together.
-private final class IMPBox {
-    let imp: IMP
-    init(_ imp: IMP) { self.imp = imp }
+    private func beginWrite() -> UInt {
+        let v = version.load(ordering: .relaxed)
+        version.store(v + 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        return v
+    }
+
+    private func endWrite(_ v: UInt) {
+        version.store(v + 2, ordering: .releasing)
+    }
 }

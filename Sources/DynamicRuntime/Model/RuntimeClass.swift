@@ -26,7 +26,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     private unowned(unsafe) var _instanceClass: RuntimeClass?
 
     // Guarded by Runtime.state.lock.
-    var methods: [Selector: MethodRecord] = [:]
+    var methods: MethodTable = [:]
     var ivarList: [Ivar] = []
     var subclasses: [RuntimeClass] = []
     var isRegistered = false

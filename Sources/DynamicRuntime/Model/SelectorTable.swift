@@ -5,7 +5,7 @@ import Glibc
 final class SelectorTable: @unchecked Sendable {
     static let shared = SelectorTable()
 
-    private let lock = RuntimeLock()
+    let lock = RuntimeLock()
     /// By bytes: names are byte strings, as in Objective-C runtimes (see `NameKey`).
     private var byName: [NameKey: sf_sel] = [:]
     /// Every selector's address, to tell a selector from any other pointer (sf_msgForward).

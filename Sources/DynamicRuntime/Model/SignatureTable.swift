@@ -5,7 +5,7 @@ import Glibc
 final class SignatureTable: @unchecked Sendable {
     static let shared = SignatureTable()
 
-    private let lock = RuntimeLock()
+    let lock = RuntimeLock()
     private var byEncoding: [String: SignatureStorage] = [:]
     private var structTypes: [String: UnsafeMutablePointer<ffi_type>] = [:]
 

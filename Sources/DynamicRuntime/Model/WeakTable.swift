@@ -5,7 +5,7 @@ import CShims
 final class WeakTable: @unchecked Sendable {
     static let shared = WeakTable()
 
-    private let lock = RuntimeLock()
+    let lock = RuntimeLock()
     private var slots: [sf_id: Set<UnsafeMutablePointer<sf_id?>>] = [:]
 
     func register(_ slot: UnsafeMutablePointer<sf_id?>, _ obj: sf_id?) {

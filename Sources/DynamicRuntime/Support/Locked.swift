@@ -58,6 +58,23 @@ package final class Locked<State> {
         return try body(&state)
     }
 
+    /// Takes the lock outside a scope: only for fork handlers, which lock in one callback and
+    /// unlock in another. Everything else uses ``withLock(_:)``.
+    package func lock() {
+        pthread_mutex_lock(mutex)
+        #if DEBUG
+        Self.markOwner(owner, from: 0)
+        #endif
+    }
+
+    /// Releases a lock taken with ``lock()``.
+    package func unlock() {
+        #if DEBUG
+        Self.clearOwner(owner)
+        #endif
+        pthread_mutex_unlock(mutex)
+    }
+
     /// Traps in debug builds unless the calling thread holds the lock; nothing in release.
     @inline(__always)
     package func assertHeld(_ message: @autoclosure () -> String = "lock not held",

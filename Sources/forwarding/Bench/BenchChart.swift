@@ -18,7 +18,7 @@ struct BenchChart {
         let r = results
         let ratios = r.cases.map { r.ratio($0.id) ?? 1 }
         let marks = r.cases.compactMap(\.target) + anchors.map(\.ratio) + ratios
-        let low = pow(10, floor(log10(max(min(marks.min() ?? 1, 1) * 0.8, 1e-3))))
+        let low = niceFloor(max(min(marks.min() ?? 1, 1) * 0.8, 1e-3))
         let high = pow(10, ceil(log10(max(marks.max() ?? 10, 2) * 1.25)))
         let plotLeft = labelWidth + 10, plotRight = width - valueWidth
         let x = { (v: Double) in plotLeft + (log10(max(v, low)) - log10(low)) / (log10(high) - log10(low)) * (plotRight - plotLeft) }
@@ -39,14 +39,18 @@ struct BenchChart {
             s.append(text(plotRight + right, top - 8, label, anchor: "end", size: 11, fill: "#444", weight: "bold"))
         }
 
-        // Decade grid lines (with 2× and 5× in light grey) and their labels.
-        var decade = low
+        // Decade grid lines (with 2× and 5× in light grey) and their labels, from the decade
+        // at or below `low`; lines left of the axis are skipped.
+        var decade = pow(10, floor(log10(low) + 1e-9))
         while decade <= high * 1.0001 {
-            for (m, colour) in [(1.0, "#bbbbbb"), (2.0, "#eeeeee"), (5.0, "#eeeeee")] where decade * m <= high * 1.0001 {
+            for (m, colour) in [(1.0, "#bbbbbb"), (2.0, "#eeeeee"), (5.0, "#eeeeee")]
+            where decade * m >= low * 0.9999 && decade * m <= high * 1.0001 {
                 let gx = x(decade * m)
                 s.append("<line x1=\"\(n(gx))\" y1=\"\(n(top - 4))\" x2=\"\(n(gx))\" y2=\"\(n(plotBottom))\" stroke=\"\(colour)\"/>")
+                if m == 1 || decade * m == low {
+                    s.append(text(gx, plotBottom + 16, axisLabel(decade * m), anchor: "middle", size: 11, fill: "#444"))
+                }
             }
-            s.append(text(x(decade), plotBottom + 16, axisLabel(decade), anchor: "middle", size: 11, fill: "#444"))
             decade *= 10
         }
         s.append(text((plotLeft + plotRight) / 2, plotBottom + 34, "× direct C call (floor = 1)", anchor: "middle", size: 11, fill: "#444"))
@@ -111,6 +115,12 @@ struct BenchChart {
         return parts.joined(separator: "\n")
     }
 
+    /// The largest 1, 2 or 5 × 10ⁿ at or below `v`: the axis starts there.
+    private func niceFloor(_ v: Double) -> Double {
+        let decade = pow(10, floor(log10(v)))
+        return [5.0, 2, 1].map { $0 * decade }.first { $0 <= v } ?? decade
+    }
+
     /// One colour per group of cases (the id's number).
     private func colour(for id: String) -> String {
         // No green, red or purple: those mark targets and anchors.
@@ -121,7 +131,7 @@ struct BenchChart {
     }
 
     private func axisLabel(_ v: Double) -> String {
-        v >= 1 ? grouped(Int(v.rounded())) + "×" : fmtSignificant(v) + "×"
+        v >= 1 ? grouped(Int(v.rounded())) + "×" : number(v) + "×"
     }
 
     private func clipped(_ s: String, _ count: Int) -> String {

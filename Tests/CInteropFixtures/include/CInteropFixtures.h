@@ -6,6 +6,7 @@
 #define CINTEROP_FIXTURES_H
 
 #include <SelectorForwarding.h>
+#include "fx_process.h"
 #include "ConformanceFixtures.h"
 #include "CAPIScenarios.h"
 

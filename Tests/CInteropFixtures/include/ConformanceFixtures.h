@@ -21,6 +21,10 @@ int cf_scenario_ivar_alignment(const char *name);
 int cf_scenario_resolver_caching(const char *name);
 int cf_scenario_forwarding_imp(const char *name);
 
+/* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
+ * beforehand); with `send_each`, every method is also sent once (filling the caches). */
+double cf_heap_per_added_method(const char *name, int classes, int methods, bool send_each);
+
 #ifdef __cplusplus
 }
 #endif

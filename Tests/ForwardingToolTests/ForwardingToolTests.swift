@@ -1,0 +1,175 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import XCTest
+
+/// The `forwarding` command-line tool, run as a user runs it: the executable SwiftPM built
+/// next to this test bundle. The benchmark runs are tiny (one round of 1 ms batches); they
+/// check what the reports contain, not the figures.
+final class ForwardingToolTests: XCTestCase {
+    func testVersionIsTheChangelogsNewestVersion() throws {
+        let run = try forwarding(["--version"])
+        XCTAssertEqual(run.status, 0)
+        let version = run.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertNotNil(version.range(of: #"^[0-9]+\.[0-9]+\.[0-9]+$"#, options: .regularExpression), version)
+        let changelog = try String(contentsOf: repositoryRoot.appendingPathComponent("CHANGELOG.md"), encoding: .utf8)
+        let newest = changelog.split(separator: "\n").first { $0.hasPrefix("## [") && !$0.hasPrefix("## [Unreleased]") }
+        XCTAssertEqual(newest.map { String($0.dropFirst(4).prefix { $0 != "]" }) }, version)
+    }
+
+    func testBenchJSONHasEveryCaseWithRatioAllocationsAndVerdicts() throws {
+        let listed = try forwarding(["bench", "--list"]).stdout.split(separator: "\n").map { String($0.prefix { $0 != " " }) }
+        XCTAssertGreaterThan(listed.count, 20)
+        let run = try forwarding(["bench", "--samples", "1", "--sample-ms", "1", "--format", "json"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+        let cases = try XCTUnwrap(json["cases"] as? [[String: Any]])
+        XCTAssertEqual(cases.compactMap { $0["id"] as? String }, listed)
+        for c in cases {
+            let id = c["id"] as? String ?? "?"
+            XCTAssertNotNil(c["ratioToFloor"] as? Double, id)
+            XCTAssertGreaterThan(c["nsPerCall"] as? Double ?? 0, 0, id)
+            // Allocations are counted for single-thread cases (null for the threaded one).
+            if c["threads"] as? Int == 1 { XCTAssertNotNil(c["allocationsPerCall"] as? Double, id) }
+            XCTAssertNotNil(c["targets"] as? [[String: Any]], id)
+        }
+        XCTAssertEqual((cases.first?["ratioToFloor"] as? Double), 1)
+        let targets = try XCTUnwrap(json["targets"] as? [[String: Any]])
+        XCTAssertTrue(targets.contains { $0["case"] as? String == "9c" && $0["base"] as? String == "9a" })
+        XCTAssertTrue(targets.contains { $0["case"] as? String == "5" && $0["kind"] as? String == "allocations" })
+        for t in targets {
+            let value = try XCTUnwrap(t["value"] as? Double), limit = try XCTUnwrap(t["limit"] as? Double)
+            XCTAssertEqual(t["met"] as? Bool, value <= limit, "\(t)")
+        }
+        XCTAssertEqual(json["allTargetsMet"] as? Bool, targets.allSatisfy { $0["met"] as? Bool == true })
+    }
+
+    func testCheckFailsOnlyWhenATargetIsMissed() throws {
+        // 2b's target (5× the floor) is out of reach in a debug or sanitizer build.
+        let missed = try forwarding(["bench", "--samples", "1", "--sample-ms", "1", "--filter", "2b", "--check"])
+        XCTAssertEqual(missed.status, 1)
+        XCTAssertTrue(missed.stderr.contains("target missed: 2b"), missed.stderr)
+        // 1c has no target: nothing can be missed.
+        let none = try forwarding(["bench", "--samples", "1", "--sample-ms", "1", "--filter", "1c", "--check"])
+        XCTAssertEqual(none.status, 0, none.stderr)
+    }
+
+    func testCSVHasAHeaderAndOneRowPerCase() throws {
+        let path = scratchFile("bench.csv")
+        let run = try forwarding(["bench", "--samples", "1", "--sample-ms", "1", "--filter", "2,7c", "--format", "csv",
+                                  "--output", path])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        XCTAssertEqual(run.stdout, "")
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.first?.hasPrefix("id,name,threads,ns_per_call"), true)
+        XCTAssertEqual(lines.dropFirst().map { String($0.prefix { $0 != "," }) }, ["1", "2a", "2b", "2c", "7c"])
+        // "typed send, C-function IMP" is quoted, so every row still has 11 fields.
+        XCTAssertTrue(lines.contains { $0.hasPrefix("2b,\"typed send, C-function IMP\",") })
+    }
+
+    func testSVGChartIsWellFormedWithBarsTargetsAndAnchors() throws {
+        let anchors = scratchFile("anchors.txt")
+        try "RESULT direct 2.0\nRESULT msgSend 6.0\nANCHOR 2c 100 a reference\n".write(toFile: anchors, atomically: true, encoding: .utf8)
+        let svg = scratchFile("chart.svg")
+        let run = try forwarding(["bench", "--samples", "1", "--sample-ms", "1", "--filter", "2", "--svg", svg,
+                                  "--anchors", anchors])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let data = try Data(contentsOf: URL(fileURLWithPath: svg))
+        XCTAssertTrue(XMLParser(data: data).parse(), "not well-formed XML")
+        let text = String(decoding: data, as: UTF8.self)
+        XCTAssertTrue(text.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""))
+        for id in ["1", "2a", "2b", "2c"] { XCTAssertTrue(text.contains("<title>\(id) "), "no bar for \(id)") }
+        XCTAssertTrue(text.contains("≤5×"), "2b's target is not marked")
+        XCTAssertTrue(text.contains("GNUstep msgSend 3.00×"), "the RESULT anchor is not marked as msgSend ÷ direct")
+        XCTAssertTrue(text.contains("a reference 100×"), "the ANCHOR line is not marked")
+    }
+
+    func testBadArgumentsAreUsageErrorsNamingWhatWasWrong() throws {
+        let unknown = try forwarding(["bench", "--fast"])
+        XCTAssertEqual(unknown.status, 64)
+        XCTAssertTrue(unknown.stderr.contains("unknown option '--fast'"), unknown.stderr)
+        let format = try forwarding(["bench", "--format", "xml"])
+        XCTAssertEqual(format.status, 64)
+        XCTAssertTrue(format.stderr.contains("text, json, csv"), format.stderr)
+        let part = try forwarding(["demo", "--part", "everything"])
+        XCTAssertEqual(part.status, 64)
+        XCTAssertTrue(part.stderr.contains("all, runtime, forwarding, hooks, throttle"), part.stderr)
+        let anchors = try forwarding(["bench", "--anchors", scratchFile("missing.txt")])
+        XCTAssertEqual(anchors.status, 1)
+        XCTAssertTrue(anchors.stderr.contains("cannot read"), anchors.stderr)
+    }
+
+    func testHelpLinesAreOptionsOrProse() throws {
+        for command in [["--help"], ["bench", "--help"], ["demo", "--help"], ["help", "bench"]] {
+            let run = try forwarding(command)
+            XCTAssertEqual(run.status, 0)
+            XCTAssertTrue(run.stdout.contains("USAGE: forwarding"), "\(command)")
+            for line in run.stdout.split(separator: "\n") {
+                let words = line.split(separator: " ")
+                // A lone word is a stray fragment unless it is a section heading or an option.
+                XCTAssertFalse(words.count == 1 && !line.hasSuffix(":") && !line.contains("--"),
+                               "stray line '\(line)' in \(command)")
+            }
+        }
+    }
+
+    func testDemoModeFilterDrawsOnlyThoseTimelinesAndSummarises() throws {
+        let run = try forwarding(["demo", "--mode", "debounce,cooldown"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let rows = run.stdout.split(separator: "\n").filter { $0.contains("|") }.map { $0.trimmingCharacters(in: .whitespaces) }
+        XCTAssertEqual(rows.map { String($0.prefix { $0 != " " }) }, ["sent", "debounce", "cooldown"])
+        XCTAssertFalse(run.stdout.contains("== classes and message sends"), "--mode alone shows only the throttle part")
+        XCTAssertTrue(run.stdout.contains("each mode ran: debounce 2, cooldown 3 (7 rejected)"), run.stdout)
+        let bad = try forwarding(["demo", "--mode", "sometimes"])
+        XCTAssertEqual(bad.status, 64)
+    }
+
+    // MARK: Running the tool
+
+    /// `swift build --build-tests` (and `swift test`) build the executable beside the tests.
+    private struct MissingExecutable: Error {
+        let path: String
+    }
+
+    private struct Run {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    private var repositoryRoot: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    /// A path in a fresh directory for this test, removed at teardown.
+    private func scratchFile(_ name: String) -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("forwarding-tool-\(UUID().uuidString)")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        addTeardownBlock { try? FileManager.default.removeItem(at: dir) }
+        return dir.appendingPathComponent(name).path
+    }
+
+    private func forwarding(_ arguments: [String]) throws -> Run {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("forwarding")
+        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
+            throw MissingExecutable(path: binary.path)
+        }
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        // The bench's fixtures live until exit by design; LeakSanitizer need not judge the child.
+        environment["ASAN_OPTIONS"] = (environment["ASAN_OPTIONS"].map { $0 + ":" } ?? "") + "detect_leaks=0"
+        process.environment = environment
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
+                   stderr: String(decoding: stderr, as: UTF8.self))
+    }
+}
