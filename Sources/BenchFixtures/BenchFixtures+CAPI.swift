@@ -3,7 +3,7 @@ import DispatchFixtures
 import DynamicRuntime
 
 extension BenchFixtures {
-    /// The C API's counterparts of the Swift hook and rule fixtures (cases 4d, 4e, 5c, 8c, 8d),
+    /// The C API's counterparts of the Swift hook and rule fixtures (cases 4f, 4g, 5c, 8c, 8d),
     /// installed through SelectorForwarding.h as a C program would.
     func installCHooksAndRules() throws {
         let cls = hooked.raw
