@@ -123,6 +123,20 @@ extension BenchCase {
             typedSends(f.hookedRef, f.debounceAdd)
         })
 
+        // The same hook and rule paths installed through the C API (4f, 4g, 5c): they should
+        // cost what 4a and 5 cost.
+        list.append(BenchCase(id: "4f", name: "hook from C: instead-hook calling sf_call_proceed", slow: true) { f in
+            typedSends(f.hookedRef, f.cHookAdd)
+        })
+        list.append(BenchCase(id: "4g", name: "hook from C, sent from a C loop (sf_msg_lookup + call)", slow: true) { f in
+            let obj = f.hookedRef.raw, sel = f.cHookAdd.raw
+            return { n in sfb_loop_lookup_call(obj, sel, n) }
+        })
+        list.append(BenchCase(id: "5c", name: "throttled from C: dropped (sf_rule_create firstly)", target: 10,
+                              allocationTarget: 0, slow: true) { f in
+            typedSends(f.hookedRef, f.cDropAdd)
+        })
+
         // 7: the miss path: no method (7a, 7b), then the forwarding stages (7c-7e).
         list.append(BenchCase(id: "7a", name: "missing method: sf_msg_lookup -> NULL (C loop)", slow: true) { f in
             let obj = f.ref.raw, sel = f.missing.raw
@@ -169,6 +183,15 @@ extension BenchCase {
                 }
                 return acc
             }
+        })
+
+        list.append(BenchCase(id: "8c", name: "hook + unhook from C (sf_class_hookMethod, sf_hook_remove)", slow: true) { f in
+            let cls = f.hooked.raw, sel = f.toggleCHookAdd.raw
+            return { n in sfb_loop_hook_toggle(cls, sel, n) }
+        })
+        list.append(BenchCase(id: "8d", name: "apply + discard one rule from C (sf_rule_apply, sf_rule_discard)", slow: true) { f in
+            let rule = f.toggleCRule
+            return { n in sfb_loop_rule_toggle(rule, n) }
         })
 
         // 9: the cached typed send as the runtime grows.

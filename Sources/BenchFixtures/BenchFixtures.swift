@@ -70,6 +70,15 @@ public final class BenchFixtures: @unchecked Sendable {
     public let toggleHookAdd: Selector = "toggleHookAdd:to:"
     /// 8b: a rule applied and discarded by the case itself.
     public let toggleRuleAdd: Selector = "toggleRuleAdd:to:"
+    /// Hooked from C: an instead-hook (sfb_hook_proceed) installed with sf_class_hookMethod.
+    public let cHookAdd: Selector = "cHookAdd:to:"
+    /// Limited by a rule made and applied from C (firstly, an hour, on a C manual clock).
+    public let cDropAdd: Selector = "cDropAdd:to:"
+    /// Hooked and unhooked from C, and the C rule that is applied and discarded (case 8d).
+    public let toggleCHookAdd: Selector = "toggleCHookAdd:to:"
+    public let toggleCRuleAdd: Selector = "toggleCRuleAdd:to:"
+    /// The C API's rule handle for case 8d.
+    public internal(set) var toggleCRule: sf_rule_t? = nil
 
     /// Virtual time for every rule: it never moves, so a window opened at set-up stays open
     /// while the cases run, nothing is flushed, and no timer fires.
@@ -147,7 +156,8 @@ public final class BenchFixtures: @unchecked Sendable {
         }
 
         hooked = try RuntimeClass(name: "BenchHooked")
-        for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd, ffiPassHookAdd] {
+        for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd, ffiPassHookAdd,
+                    cHookAdd, cDropAdd, toggleCHookAdd, toggleCRuleAdd] {
             try hooked.addMethod(sel, implementation: imp, types: "q@:qq")
         }
         try hooked.addMethod(passHookClosureAdd) { (_: ObjectRef, a: Int, b: Int) in a &+ b }
@@ -169,10 +179,11 @@ public final class BenchFixtures: @unchecked Sendable {
             try engine.apply(rule)
             rules.append(rule)
         }
+        try installCHooksAndRules()
         // One call each opens the windows (5: performed, and the window starts; 6: held) and
         // warms the caches and the rules' spare records.
         for sel in [passHookAdd, passHookClosureAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd,
-                    toggleRuleAdd, ffiPassHookAdd] {
+                    toggleRuleAdd, ffiPassHookAdd, cHookAdd, cDropAdd] {
             for i in 0..<4 { let _: Int = try hookedRef.send(sel, i, 1) }
         }
         try engine.apply(toggleRule)
@@ -199,6 +210,8 @@ public final class BenchFixtures: @unchecked Sendable {
         try check(dropAdd, 0, "dropped call")
         try check(lastAdd, 0, "captured call (last)")
         try check(debounceAdd, 0, "captured call (debounce)")
+        try check(cHookAdd, 42, "pass-through hook from C")
+        try check(cDropAdd, 0, "dropped call, rule from C")
         for rule in rules where rule.mode != .firstly {
             guard rule.pendingInvocation != nil else {
                 throw BenchFixtureError(message: "\(rule.selector.name): nothing pending; the window closed")
