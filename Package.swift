@@ -6,6 +6,9 @@ let package = Package(
     products: [
         .library(name: "DynamicRuntime", targets: ["DynamicRuntime"]),
         .library(name: "MessageThrottle", targets: ["MessageThrottle"]),
+        // Selector timers, perform requests, observers, a stall monitor and a run-loop executor,
+        // on Foundation's RunLoop: the only library module that imports Foundation.
+        .library(name: "SelectorRunLoop", targets: ["SelectorRunLoop"]),
         // The C library: libSelectorForwarding.so, installed with include/SelectorForwarding.h and
         // a pkg-config file by scripts/install-c-library.sh (docs/c-api.md).
         .library(name: "SelectorForwarding", type: .dynamic, targets: ["DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI"]),
@@ -41,6 +44,10 @@ let package = Package(
             name: "MessageThrottle",
             dependencies: ["DynamicRuntime"]
         ),
+        .target(
+            name: "SelectorRunLoop",
+            dependencies: ["DynamicRuntime", "MessageThrottle"]
+        ),
         // The C API's throttle rules: it needs both modules above, so it is a module of its own,
         // bundled into libSelectorForwarding.so.
         .target(name: "MessageThrottleCAPI", dependencies: ["DynamicRuntime", "MessageThrottle"]),
@@ -49,6 +56,7 @@ let package = Package(
             dependencies: [
                 "DynamicRuntime",
                 "MessageThrottle",
+                "SelectorRunLoop",
                 "BenchFixtures",
                 "MallocCounter",
             ]
@@ -58,7 +66,7 @@ let package = Package(
         // there only). DispatchFixtures is plain C against the public C header: the method
         // body of the floor and the loops that measure the C API from C.
         .target(name: "DispatchFixtures", dependencies: ["CShims"], path: "Sources/DispatchFixtures"),
-        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI"]),
+        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI", "SelectorRunLoop"]),
         // Counts heap allocations for `forwarding bench` by replacing malloc in that executable
         // only (the suite counts with package-benchmark's own interposer instead).
         .target(name: "MallocCounter", path: "Sources/MallocCounter"),
@@ -70,6 +78,7 @@ let package = Package(
         ),
         .testTarget(name: "DynamicRuntimeTests", dependencies: ["DynamicRuntime"]),
         .testTarget(name: "MessageThrottleTests", dependencies: ["MessageThrottle"]),
+        .testTarget(name: "SelectorRunLoopTests", dependencies: ["SelectorRunLoop"]),
         .testTarget(name: "CInteropTests", dependencies: ["CInteropFixtures", "DynamicRuntime"]),
 
         // Reliability (docs/reliability.md). The fuzzed logic is a library so that XCTest replays

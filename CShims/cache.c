@@ -13,8 +13,6 @@
 struct sf_cache sf_empty_cache = {.mask = 0, .occupied = 0, .buckets = {{NULL, NULL}}};
 #pragma clang diagnostic pop
 
-static struct sf_cache *retired_head;
-
 static struct sf_cache *cache_new(uint32_t capacity) {
     struct sf_cache *c = calloc(1, sizeof(struct sf_cache) + capacity * sizeof(struct sf_cache_bucket));
     if (c) c->mask = capacity - 1;
@@ -49,11 +47,7 @@ void sf_cache_insert(sf_class_t cls, sf_sel sel, sf_method_t method) {
         }
         cache_put(n, sel, method);
         atomic_store_explicit(&cls->cache, n, memory_order_release);
-        if (c != &sf_empty_cache) {
-            c->retired_tag = sf_rcu_retire_tag();
-            c->retired_next = retired_head;
-            retired_head = c;
-        }
+        if (c != &sf_empty_cache) sf_retire(c, free);
         return;
     }
     cache_put(c, sel, method);
@@ -71,24 +65,6 @@ void sf_cache_flush(sf_class_t cls) {
     }
     c->occupied = 0;
     atomic_store_explicit(&cls->cache_seq, seq + 2, memory_order_release);
-}
-
-size_t sf_cache_collect(void) {
-    if (!retired_head) return 0;
-    uint64_t oldest = sf_rcu_oldest_reader();
-    size_t kept = 0;
-    struct sf_cache **link = &retired_head;
-    while (*link) {
-        struct sf_cache *c = *link;
-        if (c->retired_tag < oldest) {
-            *link = c->retired_next;
-            free(c);
-        } else {
-            link = &c->retired_next;
-            kept++;
-        }
-    }
-    return kept;
 }
 
 void sf_cache_destroy(sf_class_t cls) {

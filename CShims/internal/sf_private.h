@@ -77,8 +77,6 @@ struct sf_cache_bucket {
 struct sf_cache {
     uint32_t mask;                  /* capacity - 1; capacity is a power of two */
     uint32_t occupied;              /* written under the runtime lock only */
-    struct sf_cache *retired_next;
-    uint64_t retired_tag;
     struct sf_cache_bucket buckets[];
 };
 
@@ -133,8 +131,7 @@ static inline sf_method_t sf_cache_probe(sf_class_t cls, sf_sel sel) {
 /* Writers: called with the runtime lock held. */
 void sf_cache_insert(sf_class_t cls, sf_sel sel, sf_method_t method);
 void sf_cache_flush(sf_class_t cls);
-/* Frees caches replaced by growth once no reader can hold them; returns how many remain. */
-size_t sf_cache_collect(void);
+/* A cache replaced by growth goes to the retired list (sf_retire). */
 /* Frees the class's cache outright: only when no reader can reach the class. */
 void sf_cache_destroy(sf_class_t cls);
 
@@ -277,10 +274,18 @@ struct sf_rcu_reader *sf_rcu_register_thread(void);
 /* Gives back a record taken by a thread past its own exit destructor. */
 void sf_rcu_release_transient(struct sf_rcu_reader *r);
 
+/*
+ * Signal handlers may open a section at any point of the interrupted thread's enter or exit:
+ * the nesting count goes up before the epoch is published and down before it is cleared, and
+ * an epoch is published whenever none is (an older one, left by an interrupted exit, only
+ * protects more). A handler's section therefore never clears an epoch its thread still needs.
+ */
 static inline void sf_rcu_enter(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
     if (__builtin_expect(r == NULL, 0)) r = sf_rcu_register_thread();
-    if (r->nesting++ == 0) {
+    r->nesting++;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&r->epoch, memory_order_relaxed) == 0) {
         atomic_store_explicit(&r->epoch, atomic_load_explicit(&sf_rcu_epoch, memory_order_acquire),
                               memory_order_relaxed);
         if (sf_rcu_readers_fence) atomic_thread_fence(memory_order_seq_cst);
@@ -291,6 +296,7 @@ static inline void sf_rcu_enter(void) {
 static inline void sf_rcu_exit(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
     if (--r->nesting == 0) {
+        atomic_signal_fence(memory_order_seq_cst);
         atomic_store_explicit(&r->epoch, 0, memory_order_release);
         if (__builtin_expect(r->transient != 0, 0)) sf_rcu_release_transient(r);
     }
@@ -305,6 +311,20 @@ void sf_rcu_atfork_child(void);
 uint64_t sf_rcu_retire_tag(void);
 /* Items with a tag lower than this are unreachable by every reader. */
 uint64_t sf_rcu_oldest_reader(void);
+
+/* The retired list (retire.c): the one way to free what readers may still hold. */
+typedef void (*sf_retire_fn)(void *item);
+struct sf_retired;
+/* Queues `item` for free_fn after the grace period; call with the runtime lock held, after
+ * unpublishing it. */
+void sf_retire(void *item, sf_retire_fn free_fn);
+/* Detaches the items no reader can reach any more (runtime lock held); NULL when none. */
+struct sf_retired *sf_retired_take_ready(void);
+/* Frees a detached list; call without the runtime lock (a free may re-enter the runtime). */
+void sf_retired_free(struct sf_retired *list);
+/* Items still waiting, and list entries examined by sf_retired_take_ready so far (lock held). */
+size_t sf_retired_pending(void);
+uint64_t sf_retired_visits(void);
 
 /* ---- hooks: the state a trampoline reads on every call ---- */
 

@@ -271,7 +271,7 @@ final class KnownBugTests: XCTestCase {
         let o = try fresh.createInstance()
         let big = try RuntimeClass(name: "KB6.Big")
         for i in 0..<12 { try big.addMethod(Selector("m\(i)")) { (_: ObjectRef) -> Int in i } }
-        // Grow big's cache past 8 entries: the old cache is retired (retired_head != NULL)
+        // Grow big's cache past 8 entries: the old cache goes to the retired list
         // until the next collectGarbage(), which nothing below calls.
         let b = try big.createInstance()
         for i in 0..<12 { _ = try b.send(Selector("m\(i)")) as Int }

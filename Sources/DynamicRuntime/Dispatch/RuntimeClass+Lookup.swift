@@ -27,6 +27,7 @@ extension RuntimeClass {
 
     /// Empties this class's cache and its subclasses' (lock held).
     func flushCaches() {
+        Runtime.state.lock.assertHeld()
         sf_cache_flush(raw)
         for s in subclasses { s.flushCaches() }
     }

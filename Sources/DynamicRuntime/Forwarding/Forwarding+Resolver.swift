@@ -57,6 +57,7 @@ extension RuntimeClass {
 
     /// A resolver changed: what it declined before may now be added (lock held).
     func resolverChanged() {
+        Runtime.state.lock.assertHeld()
         flushCaches()
         if isMetaclass { instanceClass.flushCaches() }
     }

@@ -42,6 +42,7 @@ enum HookRegistry {
 
     /// The hook for `cls`'s entry of `method`, installing the trampoline if needed (lock held).
     private static func installedHook(_ cls: RuntimeClass, _ method: MethodRecord) throws(RuntimeError) -> MethodHook {
+        Runtime.state.lock.assertHeld()
         if method.owningClass === cls, let hook = method.hook { return hook }
         if method.owningClass === cls {
             let hook = try MethodHook(cls: cls, selector: method.selector, signature: method.signature,
@@ -87,6 +88,7 @@ enum HookRegistry {
 
     /// Puts the original back exactly (lock held).
     private static func uninstall(_ hook: MethodHook) {
+        Runtime.state.lock.assertHeld()
         let cls = hook.cls
         let record = hook.record!
         record.hook = nil
@@ -141,6 +143,7 @@ enum HookRegistry {
     /// The object's hidden class if its isa is one (lock held). A deallocating object gets
     /// none: its teardown has already decided what to dispose.
     private static func installedHiddenClass(_ obj: sf_id) throws(RuntimeError) -> RuntimeClass? {
+        Runtime.state.lock.assertHeld()
         let isa = sf_object_isa(obj)!
         guard sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) == 0 else {
             throw .hookFailed(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",

@@ -1,8 +1,7 @@
 import CShims
 import Glibc
-import Synchronization
 
-/// The trampoline for one (class, selector): a libffi closure with the method's own `ffi_cif`
+/// The trampoline for one (class, selector): a trampoline slot (or libffi closure) for the method's signature
 /// that runs the chain around the original implementation.
 final class MethodHook: @unchecked Sendable {
     let cls: RuntimeClass
@@ -15,7 +14,7 @@ final class MethodHook: @unchecked Sendable {
     /// The original IMP with its owner, for `currentOriginal()`: one immutable box published
     /// atomically, so a sender reads a pointer and the owner keeping it alive without the lock.
     /// nil while inherited. The slot's `original` holds the same pointer for the call path.
-    private let originalBox = Atomic<UnsafeMutableRawPointer?>(nil)
+    private let originalBox: PublishedIMP
     /// Set until the hook is retired (lock held or after the grace period). The trampoline holds
     /// the hook strongly: an invocation that kept the trampoline as its IMP can replay it later.
     var trampoline: ClosureIMP!
@@ -31,7 +30,7 @@ final class MethodHook: @unchecked Sendable {
             .assumingMemoryBound(to: sf_hook_slot.self)
         slot.initialize(to: sf_hook_slot())
         sf_hook_set_original(slot, inherited ? nil : original.pointer)
-        if !inherited { originalBox.store(Unmanaged.passRetained(OriginalBox(original)).toOpaque(), ordering: .releasing) }
+        originalBox = PublishedIMP(inherited ? nil : original)
         let emptyChain = Unmanaged.passRetained(HookChain()).toOpaque()
         _ = sf_hook_swap_chain(slot, emptyChain)
         trampoline = try ClosureIMP(signature: signature) { [self] ret, args in
@@ -41,23 +40,18 @@ final class MethodHook: @unchecked Sendable {
 
     deinit {
         if let chain = sf_hook_swap_chain(slot, nil) { Unmanaged<HookChain>.fromOpaque(chain).release() }
-        if let box = originalBox.exchange(nil, ordering: .acquiring) { Unmanaged<OriginalBox>.fromOpaque(box).release() }
         slot.deallocate()
     }
 
     /// The wrapped IMP, nil while inherited (lock held).
-    var original: IMP? {
-        originalBox.load(ordering: .acquiring).map { Unmanaged<OriginalBox>.fromOpaque($0).takeUnretainedValue().imp }
-    }
+    var original: IMP? { originalBox.imp }
 
     /// Makes the hook wrap `imp` (a replaced method); returns what it wrapped. The old IMP is
     /// freed after a grace period: senders may be calling it (lock held).
     func replaceOriginal(with imp: IMP) -> IMP? {
-        let previous = original
-        sf_hook_set_original(slot, imp.pointer)
-        let old = originalBox.exchange(Unmanaged.passRetained(OriginalBox(imp)).toOpaque(), ordering: .acquiringAndReleasing)
+        Runtime.state.lock.assertHeld()
+        let previous = originalBox.exchange(imp) { sf_hook_set_original(slot, imp.pointer) }
         inherited = false
-        if let old { Runtime.state.retire { Unmanaged<OriginalBox>.fromOpaque(old).release() } }
         return previous
     }
 
@@ -71,8 +65,9 @@ final class MethodHook: @unchecked Sendable {
 
     /// Publishes a new chain; the old one is freed after a grace period (lock held).
     func publish(_ new: HookChain) {
+        Runtime.state.lock.assertHeld()
         let old = sf_hook_swap_chain(slot, Unmanaged.passRetained(new).toOpaque())!
-        Runtime.state.retire { Unmanaged<HookChain>.fromOpaque(old).release() }
+        Runtime.state.retire(releasing: old)
     }
 
     /// The trampoline body: before hooks, instead hooks or the original, after hooks.
@@ -102,9 +97,7 @@ final class MethodHook: @unchecked Sendable {
         // No lock: a box replaced meanwhile is released only after this read section.
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        if let box = originalBox.load(ordering: .acquiring) {
-            return Unmanaged<OriginalBox>.fromOpaque(box).takeUnretainedValue().imp
-        }
+        if let imp = originalBox.imp { return imp }
         let m = sf_lookup_method(cls.lookupSuperclass!.raw, selector.raw)!
         return MethodRecord.from(m)?.imp ?? IMP(sf_method_imp(m)!)
     }
@@ -115,9 +108,7 @@ final class MethodHook: @unchecked Sendable {
         let owner: ClosureIMP?
         if let direct = sf_hook_original(slot) {
             imp = direct
-            owner = originalBox.load(ordering: .acquiring).flatMap {
-                Unmanaged<OriginalBox>.fromOpaque($0).takeUnretainedValue().imp.owner
-            }
+            owner = originalBox.imp?.owner
         } else {
             guard let superclass = cls.lookupSuperclass, let m = sf_lookup_method(superclass.raw, selector.raw) else {
                 throw Forwarding.unrecognized(cls.raw, selector)
@@ -141,6 +132,12 @@ final class MethodHook: @unchecked Sendable {
             try Runtime.rethrowPending()
             return
         }
+        // Through a trampoline, the original is called directly with the same registers.
+        if trampoline.isTrampoline, let layout = signature.storage.layout {
+            sf_tramp_call_args(layout, unsafeBitCast(imp, to: UnsafeRawPointer.self), ret, args)
+            try Runtime.rethrowPending()
+            return
+        }
         // libffi's x86-64 ffi_call rewrites the avalue entries of structs larger than 16 bytes
         // to point at copies in its own frame, dead once it returns. Call with a copy of the
         // vector: `args` must stay valid for after-hooks, another proceed(), makeInvocation().
@@ -151,10 +148,4 @@ final class MethodHook: @unchecked Sendable {
         }
         try Runtime.rethrowPending()
     }
-}
-
-/// An IMP and the owner keeping it alive, published together.
-private final class OriginalBox {
-    let imp: IMP
-    init(_ imp: IMP) { self.imp = imp }
 }

@@ -76,6 +76,7 @@ final class MethodRecord: @unchecked Sendable {
     /// Swaps the IMP; the previous one is returned with its owner so that it stays callable
     /// (lock held).
     func exchange(with new: IMP) -> IMP {
+        Runtime.state.lock.assertHeld()
         let newBits = new.owner.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
         let v = beginWrite()
         let oldBits = ownerBits.exchange(newBits, ordering: .acquiringAndReleasing)
@@ -83,7 +84,7 @@ final class MethodRecord: @unchecked Sendable {
         endWrite(v)
         let oldOwner = oldBits == 0 ? nil : Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: oldBits)!).takeUnretainedValue()
         // A reader without the lock may still be copying the old owner.
-        Runtime.state.retire { Self.release(oldBits) }
+        if let retired = UnsafeMutableRawPointer(bitPattern: oldBits) { Runtime.state.retire(releasing: retired) }
         return IMP(pointer: oldPointer, owner: oldOwner)
     }
 

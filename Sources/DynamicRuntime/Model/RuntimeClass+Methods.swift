@@ -62,6 +62,7 @@ extension RuntimeClass {
 
     /// This class's own record for an inherited method, copied in on first need (lock held).
     func ownRecord(for inherited: MethodRecord) -> MethodRecord {
+        Runtime.state.lock.assertHeld()
         if inherited.owningClass === self { return inherited }
         let record = MethodRecord(selector: inherited.selector, signature: inherited.signature,
                                   imp: inherited.imp, in: self)

@@ -1,26 +1,16 @@
-import Glibc
+/// The runtime's locks guard state that lives in the objects around them (method tables, the
+/// class registry, the interning tables), so they are `Locked` boxes with no value of their
+/// own: one pthread wrapper, with the same debug-only `assertHeld()`. Writers hold them
+/// briefly; the send fast path never takes them.
+typealias RuntimeLock = Locked<Void>
 
-/// A plain mutex. Writers hold it briefly; the send fast path never takes it.
-final class RuntimeLock: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+extension Locked where State == Void {
+    /// A lock with no state of its own.
+    convenience init() { self.init(()) }
 
-    init() {
-        mutex = .allocate(capacity: 1)
-        pthread_mutex_init(mutex, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    func lock() { pthread_mutex_lock(mutex) }
-    func unlock() { pthread_mutex_unlock(mutex) }
-
+    /// Runs `body` with the lock held.
     @inline(__always)
-    func withLock<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
+    func withLock<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        try withLock { (_: inout Void) throws(E) -> R in try body() }
     }
 }

@@ -4,9 +4,6 @@ import Glibc
 final class RuntimeState: @unchecked Sendable {
     let lock = RuntimeLock()
     var classesByName: [NameKey: RuntimeClass] = [:]
-    /// Things unpublished by writers, freed once no reader can still reach them.
-    private var graveyard: [(tag: UInt64, free: () -> Void)] = []
-
     init() {
         sf_rcu_init()
         sf_install_slow_path(lookUpMethodEntry)
@@ -15,29 +12,45 @@ final class RuntimeState: @unchecked Sendable {
         sf_install_forward_target(forwardTargetEntry)
     }
 
-    /// Called with `lock` held, after the item is unreachable for new readers.
+    /// Releases a +1 reference once no reader can reach it: call with `lock` held, after
+    /// unpublishing it. (One entry on the retired list, no allocation of Swift's own.)
+    func retire(releasing object: UnsafeMutableRawPointer) {
+        lock.assertHeld()
+        sf_retire(object, releaseRetired)
+    }
+
+    /// Runs `free` once no reader can reach what it frees: call with `lock` held, after
+    /// unpublishing. It runs outside the lock, so it may release anything.
     func retire(_ free: @escaping () -> Void) {
-        graveyard.append((sf_rcu_retire_tag(), free))
+        lock.assertHeld()
+        sf_retire(Unmanaged.passRetained(RetiredAction(free)).toOpaque(), runRetired)
     }
 
-    /// Frees what no reader can reach any more. Call without `lock` held.
+    /// Frees what no reader can reach any more. Call without `lock` held. Costs the items freed
+    /// plus one, however many are still waiting for a reader.
     func collectGarbage() {
-        var ready: [() -> Void] = []
-        lock.withLock {
-            _ = sf_cache_collect()
-            guard !graveyard.isEmpty else { return }
-            let oldest = sf_rcu_oldest_reader()
-            var kept: [(tag: UInt64, free: () -> Void)] = []
-            for item in graveyard {
-                if item.tag < oldest { ready.append(item.free) } else { kept.append(item) }
-            }
-            graveyard = kept
-        }
+        lock.assertNotHeld("collectGarbage runs frees that may take the runtime lock")
+        let ready = lock.withLock { sf_retired_take_ready() }
         // Frees may release Swift closures whose captures run arbitrary deinit code.
-        for free in ready { free() }
+        sf_retired_free(ready)
     }
 
-    var retiredCount: Int { lock.withLock { graveyard.count } }
+    /// Items on the retired list, waiting for readers to leave.
+    var retiredCount: Int { lock.withLock { sf_retired_pending() } }
+}
+
+/// A deferred free that needs Swift code.
+private final class RetiredAction {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
+}
+
+private let releaseRetired: sf_retire_fn = { item in
+    Unmanaged<AnyObject>.fromOpaque(item!).release()
+}
+
+private let runRetired: sf_retire_fn = { item in
+    Unmanaged<RetiredAction>.fromOpaque(item!).takeRetainedValue().run()
 }
 
 /// The slow path the C fast path calls on a cache miss.

@@ -1,14 +1,14 @@
 /// The parts of the demo, in the order they run.
 enum DemoPart: String, CaseIterable {
-    case all, runtime, forwarding, hooks, throttle
+    case all, runtime, forwarding, hooks, throttle, runloop
 }
 
-/// `forwarding demo`: classes, sends, forwarding, hooks and throttling, narrated, with a
+/// `forwarding demo`: classes, sends, forwarding, hooks, throttling and run loops, narrated, with a
 /// summary of what each section showed.
 struct DemoCommand: Subcommand {
     static let spec = CommandSpec(
         name: "demo",
-        abstract: "Show class registration, message sends, forwarding, hooks and throttling.",
+        abstract: "Show class registration, message sends, forwarding, hooks, throttling and run loops.",
         discussion: """
             Each section prints what it sends and what comes back; the throttle section draws one
             timeline per mode, in virtual time. A summary of every section ends the output.
@@ -55,6 +55,7 @@ struct DemoCommand: Subcommand {
             case .forwarding: summary.append((part, try DemoSections.forwarding()))
             case .hooks: summary.append((part, try DemoSections.hooks()))
             case .throttle: summary.append((part, try ThrottleDemo.run(modes)))
+            case .runloop: summary.append((part, try RunLoopDemo.run()))
             }
         }
         DemoSections.heading("summary")

@@ -1,0 +1,47 @@
+import CShims
+import Synchronization
+
+/// An IMP and the owner keeping it alive, published as one immutable value.
+final class IMPBox {
+    let imp: IMP
+    init(_ imp: IMP) { self.imp = imp }
+}
+
+/// An IMP that readers load without the lock (a method entry's, a hook's original): one
+/// `IMPBox`, swapped atomically. A replaced box goes to the retired list, so a reader inside a
+/// read section can still copy it; `deinit` drops the last one.
+struct PublishedIMP: ~Copyable {
+    private let box: Atomic<UnsafeMutableRawPointer?>
+
+    init(_ imp: IMP?) {
+        box = Atomic(imp.map { Unmanaged.passRetained(IMPBox($0)).toOpaque() })
+    }
+
+    deinit {
+        if let old = box.exchange(nil, ordering: .acquiring) { Unmanaged<IMPBox>.fromOpaque(old).release() }
+    }
+
+    /// The IMP with its owner (lock held, or in a read section); nil if none is published.
+    var imp: IMP? {
+        box.load(ordering: .acquiring).map { Unmanaged<IMPBox>.fromOpaque($0).takeUnretainedValue().imp }
+    }
+
+    /// Publishes `new` (lock held). `unpublish` then stops the C side handing out the old
+    /// pointer; only after that is the old box retired. Returns the previous IMP.
+    @discardableResult
+    func exchange(_ new: IMP, unpublish: () -> Void) -> IMP? {
+        let old = box.exchange(Unmanaged.passRetained(IMPBox(new)).toOpaque(), ordering: .acquiringAndReleasing)
+        unpublish()
+        guard let old else { return nil }
+        let previous = Unmanaged<IMPBox>.fromOpaque(old).takeUnretainedValue().imp
+        Runtime.state.retire(releasing: old)
+        return previous
+    }
+
+    /// Publishes `new` and releases the old box at once: only when no reader can hold it any
+    /// more (after a grace period).
+    func replaceUnreachable(with new: IMP) {
+        let old = box.exchange(Unmanaged.passRetained(IMPBox(new)).toOpaque(), ordering: .acquiringAndReleasing)
+        if let old { Unmanaged<IMPBox>.fromOpaque(old).release() }
+    }
+}
