@@ -119,10 +119,10 @@ public final class RuntimeProtocol: Hashable, @unchecked Sendable, CustomStringC
     public func addProtocol(_ other: RuntimeProtocol) throws(RuntimeError) {
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
             guard !isRegistered else { throw .classAlreadyRegistered(name: name, operation: "add a protocol to a protocol") }
-            guard other.isRegistered else { throw .classNotRegistered(name: other.name, operation: "incorporate it") }
             guard other !== self else {
                 throw .invalidArgument(className: name, selector: "-", reason: "a protocol cannot incorporate itself")
             }
+            guard other.isRegistered else { throw .classNotRegistered(name: other.name, operation: "incorporate it") }
             if !incorporated.contains(where: { $0 === other }) { incorporated.append(other) }
         }
     }
