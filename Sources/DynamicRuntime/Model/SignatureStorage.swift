@@ -12,7 +12,6 @@ final class SignatureStorage: @unchecked Sendable {
     let argumentSizes: [Int]
     /// Bytes the return value needs (at least a word: libffi widens small integers).
     let returnSize: Int
-    let returnAlignment: Int
 
     init(encoding: String, returnType: TypeEncoding, argumentTypes: [TypeEncoding],
          ffiReturn: UnsafeMutablePointer<ffi_type>, ffiArguments: [UnsafeMutablePointer<ffi_type>]) throws(RuntimeError) {
@@ -45,7 +44,6 @@ final class SignatureStorage: @unchecked Sendable {
         argumentOffsets = offsets
         argumentSizes = sizes
         returnSize = max(Int(sf_ffi_type_size(ffiReturn)), MemoryLayout<UInt64>.size)
-        returnAlignment = max(Int(sf_ffi_type_alignment(ffiReturn)), MemoryLayout<UInt64>.alignment)
 
         var key: UInt64 = returnType.keyCode
         if key != 0, argumentTypes.count - 2 <= 11 {
