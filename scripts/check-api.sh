@@ -14,8 +14,8 @@ cd "$(dirname "$0")/.."
 
 baseline="${1:-$(git describe --tags --abbrev=0 2>/dev/null || git rev-parse HEAD~1)}"
 allowlist=.ci/api-breakage-allowlist.txt
-args=(--products DynamicRuntime MessageThrottle)
+args=(--products DynamicRuntime MessageThrottle SelectorRunLoop)
 [ -f "$allowlist" ] && args+=(--breakage-allowlist-path "$allowlist")
 
-echo "API of DynamicRuntime and MessageThrottle against $baseline ($(git rev-parse --short "$baseline"))"
+echo "API of DynamicRuntime, MessageThrottle and SelectorRunLoop against $baseline ($(git rev-parse --short "$baseline"))"
 exec swift package --scratch-path .build-api diagnose-api-breaking-changes "$baseline" "${args[@]}"

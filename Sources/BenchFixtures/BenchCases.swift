@@ -188,6 +188,7 @@ extension BenchCase {
                 }
             })
         }
+        list.append(contentsOf: runLoopCases)
         return list
     }()
 }

@@ -12,7 +12,10 @@ struct LoopHandle: @unchecked Sendable {
     var key: ObjectIdentifier { ObjectIdentifier(runLoop) }
 
     /// Wakes the loop: a block performed from another thread does not (notes: no wake-up).
-    func wakeUp() { CFRunLoopWakeUp(cf) }
+    /// The calling thread's own loop is awake already.
+    func wakeUp() {
+        if CFRunLoopGetCurrent() !== cf { CFRunLoopWakeUp(cf) }
+    }
 }
 
 enum Loops {

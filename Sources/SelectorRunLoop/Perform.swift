@@ -36,7 +36,7 @@ extension MessageReceiver {
         let message = try CapturedMessage(target: receiver, selector: selector, argument: argumentRef)
         let request = PerformRequest(message: message, target: receiver, argument: argumentRef, deadline: deadline,
                                      sequence: PendingRequests.nextSequence(), loop: loop, modes: modes)
-        PendingRequests.add(request, modes: cfModes)
+        PendingRequests.add(request, modes: modes, cfModes: cfModes)
         return request
     }
 

@@ -4,9 +4,9 @@ import Foundation
 
 /// A message to perform on a run loop after a delay, as `performSelector:withObject:afterDelay:inModes:`.
 ///
-/// The message is captured with its target and argument retained. Each request has a
-/// CoreFoundation timer to wake its loop; when one fires, every due request of that loop and
-/// those modes runs in (deadline, creation) order, so requests with the same deadline run in
+/// The message is captured with its target and argument retained. A request not yet due has
+/// a CoreFoundation timer to wake its loop, a due one is a block performed in its modes; when
+/// either runs, every due request of that loop and those modes runs in (deadline, creation) order, so requests with the same deadline run in
 /// the order they were made (CF alone fires equal deadlines in no stable order). Running or
 /// cancelling a request releases what it retained.
 public final class PerformRequest: @unchecked Sendable, CustomStringConvertible {
@@ -74,13 +74,22 @@ enum PendingRequests {
         }
     }
 
-    static func add(_ request: PerformRequest, modes: [CFRunLoopMode]) {
+    /// Hands `request` to its loop: a request already due is a block performed in its modes
+    /// (no timer to arm), a later one gets a one-shot CF timer. Either way it runs through
+    /// `runDue`, so the order holds across both.
+    static func add(_ request: PerformRequest, modes: [RunLoop.Mode], cfModes: [CFRunLoopMode]) {
+        table.withLock { $0.requests[ObjectIdentifier(request)] = request }
+        if request.deadline <= CFAbsoluteTimeGetCurrent() {
+            request.loop.runLoop.perform(inModes: modes) { runDue(firing: request) }
+            request.loop.wakeUp()
+            return
+        }
         let timer = CFRunLoopTimerCreateWithHandler(nil, request.deadline, 0, 0, 0) { _ in
             runDue(firing: request)
         }
+        // Stored before the timer is added, so that a cancel from another thread finds it.
         request.state.withLock { $0.timer = timer }
-        table.withLock { $0.requests[ObjectIdentifier(request)] = request }
-        if let timer { for mode in modes { CFRunLoopAddTimer(request.loop.cf, timer, mode) } }
+        if let timer { for mode in cfModes { CFRunLoopAddTimer(request.loop.cf, timer, mode) } }
     }
 
     /// Runs, in order, every request of `firing`'s loop and modes due by its deadline.

@@ -7,8 +7,8 @@ import MessageThrottle
 ///
 /// In the default mode only, deferred messages wait while the loop runs another mode (a
 /// tracking mode during a scroll) and are performed once it is back in the default mode; in
-/// `.common` they are performed in every common mode. ``DispatchQueueExecutor`` ignores modes.
-/// Deadlines are read on ``MonotonicClock`` and handed to CoreFoundation timers made with a
+/// `.common` they are performed in every common mode. `DispatchQueueExecutor` ignores modes.
+/// Deadlines are read on `MonotonicClock` and handed to CoreFoundation timers made with a
 /// handler (released at invalidation; Foundation's block `Timer` leaks on Linux).
 public struct RunLoopExecutor: ThrottleExecutor {
     let loop: LoopHandle
@@ -28,7 +28,7 @@ public struct RunLoopExecutor: ThrottleExecutor {
     /// The run loop work is delivered on.
     public var runLoop: RunLoop { loop.runLoop }
 
-    /// ``MonotonicClock``: deadlines are converted to CoreFoundation's clock when scheduled.
+    /// `MonotonicClock`: deadlines are converted to CoreFoundation's clock when scheduled.
     public var clock: any ThrottleClock { MonotonicClock() }
 
     /// Performs `work` on the loop in ``modes``, waking it.
