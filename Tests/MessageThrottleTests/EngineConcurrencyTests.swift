@@ -178,13 +178,14 @@ final class EngineConcurrencyTests: XCTestCase {
         let (cls, payload) = try makeClasses(log)
         let queue = DispatchQueue(label: "engine.concurrency.dealloc")
         let engine = Engine(executor: DispatchQueueExecutor(queue: queue))
-        // Earlier tests' objects may wait for a grace period, or die on their own timer queues
-        // (an uncancellable asyncAfter holds its work until its deadline): let them go first.
-        var baseline = -1
-        for _ in 0..<500 where baseline != Runtime.liveObjectCount {
-            baseline = Runtime.liveObjectCount
-            usleep(5_000)
-            collectRuntimeGarbage()
+        // Count this test's own objects: earlier tests' objects may still die meanwhile (on
+        // their queues or after a grace period), so the global live count is no baseline.
+        let created = Guarded(0)
+        let died = Guarded(0)
+        @Sendable func tracked<T: MessageReceiver>(_ obj: T) -> T {
+            created.mutate { $0 += 1 }
+            _ = obj.onDeallocate { _ in died.mutate { $0 += 1 } }
+            return obj
         }
         let perThread = 150
         let errors = Guarded<[String]>([])
@@ -192,11 +193,11 @@ final class EngineConcurrencyTests: XCTestCase {
             var rng = SystemRandomNumberGenerator()
             for i in 0..<perThread {
                 do {
-                    let obj = try cls.createInstance()
+                    let obj = tracked(try cls.createInstance())
                     let mode = Self.modes.randomElement(using: &rng)!
                     try obj.limit("take:", oncePer: .microseconds(Int.random(in: 50...1500, using: &rng)), mode: mode, in: engine)
                     for _ in 0..<Int.random(in: 1...4, using: &rng) {
-                        let arg = try payload.createInstance()
+                        let arg = tracked(try payload.createInstance())
                         try arg.setValue(t * perThread + i, forIvar: "tag")
                         try withExtendedLifetime(arg) { try obj.send("take:", arg.ref, as: Void.self) }
                     }
@@ -212,7 +213,9 @@ final class EngineConcurrencyTests: XCTestCase {
         queue.sync {}
         XCTAssertEqual(engine.rules.count, 0, "every rule went with its object")
         collectRuntimeGarbage()
-        XCTAssertEqual(Runtime.liveObjectCount, baseline, "objects, arguments and records all released")
+        while died.value < created.value, Date() < deadline { queue.sync {}; collectRuntimeGarbage(); usleep(2000) }
+        XCTAssertGreaterThan(created.value, 0)
+        XCTAssertEqual(died.value, created.value, "objects, arguments and records all released")
     }
 
     /// A rule is applied to an object whose last other reference is released at the same
