@@ -57,11 +57,17 @@ sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
     struct sf_rcu_reader *r = sf_rcu_self;
     if (__builtin_expect(obj && sel && r && r->nesting == 0 && !sf_rcu_readers_fence &&
                          sf_last_status == SF_OK, 1)) {
+        // A section like sf_rcu_enter's: a signal handler's send in the middle of it sees the
+        // nesting and leaves the epoch alone (async-signal-safe cached sends).
+        r->nesting = 1;
+        atomic_signal_fence(memory_order_seq_cst);
         atomic_store_explicit(&r->epoch, atomic_load_explicit(&sf_rcu_epoch, memory_order_acquire),
                               memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
         sf_method_t m = sf_cache_probe(sf_object_isa(obj), sel);
         sf_imp imp = m && !sf_method_is_marker(m) ? sf_method_imp(m) : NULL;
+        r->nesting = 0;
+        atomic_signal_fence(memory_order_seq_cst);
         atomic_store_explicit(&r->epoch, 0, memory_order_release);
         if (__builtin_expect(imp != NULL, 1)) return imp;
     }

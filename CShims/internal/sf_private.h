@@ -272,10 +272,18 @@ struct sf_rcu_reader *sf_rcu_register_thread(void);
 /* Gives back a record taken by a thread past its own exit destructor. */
 void sf_rcu_release_transient(struct sf_rcu_reader *r);
 
+/*
+ * Signal handlers may open a section at any point of the interrupted thread's enter or exit:
+ * the nesting count goes up before the epoch is published and down before it is cleared, and
+ * an epoch is published whenever none is (an older one, left by an interrupted exit, only
+ * protects more). A handler's section therefore never clears an epoch its thread still needs.
+ */
 static inline void sf_rcu_enter(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
     if (__builtin_expect(r == NULL, 0)) r = sf_rcu_register_thread();
-    if (r->nesting++ == 0) {
+    r->nesting++;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&r->epoch, memory_order_relaxed) == 0) {
         atomic_store_explicit(&r->epoch, atomic_load_explicit(&sf_rcu_epoch, memory_order_acquire),
                               memory_order_relaxed);
         if (sf_rcu_readers_fence) atomic_thread_fence(memory_order_seq_cst);
@@ -286,6 +294,7 @@ static inline void sf_rcu_enter(void) {
 static inline void sf_rcu_exit(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
     if (--r->nesting == 0) {
+        atomic_signal_fence(memory_order_seq_cst);
         atomic_store_explicit(&r->epoch, 0, memory_order_release);
         if (__builtin_expect(r->transient != 0, 0)) sf_rcu_release_transient(r);
     }

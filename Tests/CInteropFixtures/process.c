@@ -63,3 +63,20 @@ void fx_signal_send_uninstall(void) {
 long fx_signal_send_count(void) { return atomic_load(&signal_count); }
 long fx_signal_send_failures(void) { return atomic_load(&signal_failures); }
 long fx_signal_send_sum(void) { return atomic_load(&signal_sum); }
+
+long fx_plus_one(sf_id self, sf_sel cmd, long x) { (void)self; (void)cmd; return x + 1; }
+long fx_plus_one_again(sf_id self, sf_sel cmd, long x) { (void)self; (void)cmd; return x + 1; }
+
+long fx_send_loop(sf_id obj, sf_sel sel, const int *stop, long *calls) {
+    long wrong = 0, n = 0;
+    while (!__atomic_load_n(stop, __ATOMIC_RELAXED)) {
+        sf_imp imp = sf_msg_lookup(obj, sel);
+        if (!imp || ((long (*)(sf_id, sf_sel, long))imp)(obj, sel, n) != n + 1) wrong++;
+        n++;
+    }
+    *calls = n;
+    return wrong;
+}
+
+void fx_flag_store(int *flag, int value) { __atomic_store_n(flag, value, __ATOMIC_RELAXED); }
+int fx_flag_load(const int *flag) { return __atomic_load_n(flag, __ATOMIC_RELAXED); }

@@ -28,6 +28,17 @@ long fx_signal_send_failures(void);
 /* The sum of what the handler's sends returned. */
 long fx_signal_send_sum(void);
 
+/* Two C IMPs of type long (*)(id, SEL, long) returning x + 1, for swapping under senders. */
+long fx_plus_one(sf_id self, sf_sel cmd, long x);
+long fx_plus_one_again(sf_id self, sf_sel cmd, long x);
+
+/* Sends `sel` (an fx_plus_one-like method) to `obj` through sf_msg_lookup in a loop until
+ * *stop is set; returns how many calls returned a wrong value or failed. */
+long fx_send_loop(sf_id obj, sf_sel sel, const int *stop, long *calls);
+/* Atomic store and load of a flag shared with fx_send_loop. */
+void fx_flag_store(int *flag, int value);
+int fx_flag_load(const int *flag);
+
 #ifdef __cplusplus
 }
 #endif
