@@ -20,13 +20,13 @@ import Synchronization
 /// "called with the lock held" rule; release builds keep nothing and check nothing.
 package final class Locked<State> {
     // Heap-allocated once so the pthread object never moves.
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     // Only touched with `mutex` held; the exclusivity check would cost the hot path a runtime
     // call per access for nothing.
-    @exclusivity(unchecked) private var state: State
+    @exclusivity(unchecked) @usableFromInline var state: State
     #if DEBUG
     /// The holder's `pthread_self()`, 0 when free; atomic so a wrong assertion cannot race.
-    private let owner = Atomic<UInt>(0)
+    @usableFromInline let owner = Atomic<UInt>(0)
     #endif
 
     /// A lock guarding `initial`.
@@ -43,7 +43,7 @@ package final class Locked<State> {
     }
 
     /// Runs `body` on the state with the lock held and returns its result.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withLock<R, E: Error>(_ body: (inout State) throws(E) -> R) throws(E) -> R {
         pthread_mutex_lock(mutex)
         #if DEBUG
@@ -76,7 +76,7 @@ package final class Locked<State> {
     }
 
     /// Traps in debug builds unless the calling thread holds the lock; nothing in release.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func assertHeld(_ message: @autoclosure () -> String = "lock not held",
                             file: StaticString = #fileID, line: UInt = #line) {
         #if DEBUG
@@ -86,7 +86,7 @@ package final class Locked<State> {
 
     /// Traps in debug builds if the calling thread holds the lock (it is about to take it, or
     /// to call out to code that may); nothing in release.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func assertNotHeld(_ message: @autoclosure () -> String = "lock held",
                                file: StaticString = #fileID, line: UInt = #line) {
         #if DEBUG
@@ -96,9 +96,11 @@ package final class Locked<State> {
 
     #if DEBUG
     /// Whether the calling thread holds the lock (debug builds only: release keeps no owner).
+    @inlinable
     package var isHeldByCurrentThread: Bool { owner.load(ordering: .relaxed) == Self.currentThread }
 
-    private static var currentThread: UInt {
+    @usableFromInline
+    static var currentThread: UInt {
         #if canImport(Darwin)
         UInt(bitPattern: pthread_self())
         #else
@@ -106,12 +108,14 @@ package final class Locked<State> {
         #endif
     }
 
-    private static func markOwner(_ owner: borrowing Atomic<UInt>, from expected: UInt) {
+    @usableFromInline
+    static func markOwner(_ owner: borrowing Atomic<UInt>, from expected: UInt) {
         let (exchanged, _) = owner.compareExchange(expected: expected, desired: currentThread, ordering: .relaxed)
         precondition(exchanged, "Locked: owner already set while acquiring")
     }
 
-    private static func clearOwner(_ owner: borrowing Atomic<UInt>) {
+    @usableFromInline
+    static func clearOwner(_ owner: borrowing Atomic<UInt>) {
         owner.store(0, ordering: .relaxed)
     }
     #endif

@@ -10,11 +10,6 @@ final class AppliedRule: @unchecked Sendable {
     var limiter: Limiter<Invocation>!
     var hook: HookToken?
     var deallocToken: DeallocObserverToken?
-    private let lock = ThrottleLock()
-    /// A record no limiter holds, refilled by the next message: captured calls allocate
-    /// nothing in steady state.
-    private var spare: Invocation?
-    private var _lastResult: DynamicValue?
     /// Where a discard stands (KB-4: a sender may still be inside the hook, about to defer a
     /// message into a limiter the discard has already settled).
     private enum Discard {
@@ -23,17 +18,26 @@ final class AppliedRule: @unchecked Sendable {
         /// Done: a sender that defers from now on applies the policy itself.
         case settled(PendingPolicy)
     }
-    private var discard: Discard?
+
+    private struct Shared {
+        /// A record no limiter holds, refilled by the next message: captured calls allocate
+        /// nothing in steady state.
+        var spare: Invocation?
+        var lastResult: DynamicValue?
+        var discard: Discard?
+    }
+
+    private let shared = Locked(Shared())
 
     init(rule: Rule, engine: Engine) {
         self.rule = rule
         self.engine = engine
     }
 
-    var lastResult: DynamicValue? { lock.withLock { _lastResult } }
+    var lastResult: DynamicValue? { shared.withLock { $0.lastResult } }
 
     /// Called by `Engine.discard` before it removes the hook.
-    func beginDiscard(_ policy: PendingPolicy) { lock.withLock { discard = .settling(policy, again: false) } }
+    func beginDiscard(_ policy: PendingPolicy) { shared.withLock { $0.discard = .settling(policy, again: false) } }
 
     /// Flushes or cancels the limiter on the discarding thread until no sender asked for
     /// another round, so everything deferred before this returns is settled here.
@@ -43,12 +47,12 @@ final class AppliedRule: @unchecked Sendable {
             case .flush: limiter.flush()
             case .cancel: limiter.cancel()
             }
-        } while lock.withLock { () -> Bool in
-            if case .settling(_, again: true) = discard {
-                discard = .settling(policy, again: false)
+        } while shared.withLock { state -> Bool in
+            if case .settling(_, again: true) = state.discard {
+                state.discard = .settling(policy, again: false)
                 return true
             }
-            discard = .settled(policy)
+            state.discard = .settled(policy)
             return false
         }
     }
@@ -68,10 +72,7 @@ final class AppliedRule: @unchecked Sendable {
         // performed now or dropped inside its window copies and retains nothing.
         var record: Invocation?
         var (verdict, displaced) = limiter.receive(making: {
-            record = lock.withLock { () -> Invocation? in
-                defer { spare = nil }
-                return spare
-            }
+            record = shared.withLock { $0.spare.take() }
             ctx.capture(into: &record)
             return record!
         })
@@ -95,12 +96,12 @@ final class AppliedRule: @unchecked Sendable {
     /// done, apply its policy here. `receive` ran before this check, and the discard marks
     /// before it settles, so one of the two always sees the message.
     private func settleIfDiscarded() {
-        let policy = lock.withLock { () -> PendingPolicy? in
-            switch discard {
+        let policy = shared.withLock { state -> PendingPolicy? in
+            switch state.discard {
             case nil:
                 return nil
             case let .settling(p, _):
-                discard = .settling(p, again: true)
+                state.discard = .settling(p, again: true)
                 return nil
             case let .settled(p):
                 return p
@@ -118,9 +119,9 @@ final class AppliedRule: @unchecked Sendable {
     /// alive, or an object with a rule would never be deallocated (and never auto-discarded),
     /// and dropped arguments would live until the next message.
     private func keepSpare(_ r: Invocation) {
-        guard lock.withLock({ spare == nil }) else { return }
+        guard shared.withLock({ $0.spare == nil }) else { return }
         Self.empty(r)
-        lock.withLock { if spare == nil { spare = r } }
+        shared.withLock { if $0.spare == nil { $0.spare = r } }
     }
 
     /// Releases what a retained record holds, keeping the record for reuse (C-string copies
@@ -138,7 +139,7 @@ final class AppliedRule: @unchecked Sendable {
         try PerformingCall.with(ctx.target, ctx.selector) { try ctx.proceed() }
         if case .lastResult = rule.suppressedReturn {
             let value = ctx.returnValueDescription
-            lock.withLock { _lastResult = value }
+            shared.withLock { $0.lastResult = value }
         }
     }
 
@@ -150,7 +151,7 @@ final class AppliedRule: @unchecked Sendable {
             try PerformingCall.with(invocation.target, invocation.selector) { try invocation.invoke() }
             if case .lastResult = rule.suppressedReturn {
                 let value = invocation.returnValue
-                lock.withLock { _lastResult = value }
+                shared.withLock { $0.lastResult = value }
             }
         } catch {
             rule.onDelayedError?(error)

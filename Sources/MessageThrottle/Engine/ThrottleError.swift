@@ -12,6 +12,7 @@ public enum ThrottleError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The runtime refused the hook (no such method, reserved selector, …).
     case runtime(RuntimeError)
 
+    /// A sentence naming the selector and target, for logs and error messages.
     public var description: String {
         switch self {
         case let .conflictingRule(sel, target, existing):

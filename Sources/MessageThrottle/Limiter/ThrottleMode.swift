@@ -5,7 +5,7 @@
 /// `start + d` belongs to the next window. When a deadline and a message fall
 /// on the same instant, the deadline is processed first. A duration of zero
 /// or less disables limiting: every message is performed at once, in every
-/// mode. See `docs-modes.md` for state machines and timelines.
+/// mode. See `docs/modes.md` for state machines and timelines.
 public enum ThrottleMode: Hashable, Sendable, CustomStringConvertible {
     /// Perform the first message at once, then ignore (drop) messages until
     /// `d` has passed since the last performed one (MessageThrottle

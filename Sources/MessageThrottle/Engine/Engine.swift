@@ -11,14 +11,18 @@ public final class Engine: @unchecked Sendable {
     /// Runs delayed messages of rules that name no executor.
     public let defaultExecutor: any ThrottleExecutor
 
-    private let lock = ThrottleLock()
-    private var applied: [ObjectIdentifier: Rule] = [:]
-    /// The same rules by selector: `rule(for:selector:)` looks at the few for one selector.
-    private var bySelector: [Selector: [Rule]] = [:]
+    /// This engine's rules.
+    private struct Rules {
+        var applied: [ObjectIdentifier: Rule] = [:]
+        /// The same rules by selector: `rule(for:selector:)` looks at the few for one selector.
+        var bySelector: [Selector: [Rule]] = [:]
+    }
 
-    /// All rules applied anywhere, for the one-rule-per-hierarchy check.
-    private static let registryLock = ThrottleLock()
-    nonisolated(unsafe) private static var registry: [ObjectIdentifier: Rule] = [:]
+    private let local = Locked(Rules())
+
+    /// All rules applied anywhere, for the one-rule-per-hierarchy check. Applying and
+    /// discarding hold it throughout (taken before a rule's or an engine's own lock).
+    static let registry = Locked<[ObjectIdentifier: Rule]>([:])
 
     /// An engine whose delayed messages run on `executor` (default: its own serial queue).
     public init(executor: (any ThrottleExecutor)? = nil) {
@@ -26,12 +30,12 @@ public final class Engine: @unchecked Sendable {
     }
 
     /// The rules applied to this engine.
-    public var rules: [Rule] { lock.withLock { Array(applied.values) } }
+    public var rules: [Rule] { local.withLock { Array($0.applied.values) } }
 
     /// The rule that limits `selector` for `receiver`: its instance rule, else the class rule
     /// of its class or a superclass (for a class object: its class-method rule).
     public func rule(for receiver: some MessageReceiver, selector: Selector) -> Rule? {
-        guard let all = lock.withLock({ bySelector[selector] }) else { return nil }
+        guard let all = local.withLock({ $0.bySelector[selector] }) else { return nil }
         if let cls = receiver as? RuntimeClass {
             return all.first { r in
                 if case let .classMethods(c) = r.target { return cls.instanceClass.isSubclass(of: c) }
@@ -61,11 +65,11 @@ public final class Engine: @unchecked Sendable {
         // takes that lock.
         var object: Object?
         defer { object = nil }
-        try Engine.registryLock.withLock { () throws(ThrottleError) in
-            guard rule.applied == nil, Engine.registry[ObjectIdentifier(rule)] == nil else {
+        try Engine.registry.withLock { (registry) throws(ThrottleError) in
+            guard rule.applied == nil, registry[ObjectIdentifier(rule)] == nil else {
                 throw .alreadyApplied(selector: rule.selector.name, target: rule.target.description)
             }
-            if let conflict = Engine.registry.values.first(where: { Engine.conflicts($0, rule) }) {
+            if let conflict = registry.values.first(where: { Engine.conflicts($0, rule) }) {
                 throw .conflictingRule(selector: rule.selector.name, target: rule.target.description,
                                        existingOn: conflict.target.description)
             }
@@ -99,11 +103,11 @@ public final class Engine: @unchecked Sendable {
             } catch {
                 throw .runtime(error)
             }
-            Engine.registry[ObjectIdentifier(rule)] = rule
+            registry[ObjectIdentifier(rule)] = rule
             rule.setApplied(state)
-            lock.withLock {
-                applied[ObjectIdentifier(rule)] = rule
-                bySelector[rule.selector, default: []].append(rule)
+            local.withLock {
+                $0.applied[ObjectIdentifier(rule)] = rule
+                $0.bySelector[rule.selector, default: []].append(rule)
             }
         }
     }
@@ -113,14 +117,14 @@ public final class Engine: @unchecked Sendable {
     /// was not applied here; discarding twice is harmless.
     @discardableResult
     public func discard(_ rule: Rule, pending: PendingPolicy = .cancel) -> Bool {
-        let state: AppliedRule? = Engine.registryLock.withLock {
+        let state: AppliedRule? = Engine.registry.withLock { registry in
             guard let state = rule.applied, state.engine === self else { return nil }
-            Engine.registry[ObjectIdentifier(rule)] = nil
+            registry[ObjectIdentifier(rule)] = nil
             rule.setApplied(nil)
-            lock.withLock {
-                applied[ObjectIdentifier(rule)] = nil
-                bySelector[rule.selector]?.removeAll { $0 === rule }
-                if bySelector[rule.selector]?.isEmpty == true { bySelector[rule.selector] = nil }
+            local.withLock {
+                $0.applied[ObjectIdentifier(rule)] = nil
+                $0.bySelector[rule.selector]?.removeAll { $0 === rule }
+                if $0.bySelector[rule.selector]?.isEmpty == true { $0.bySelector[rule.selector] = nil }
             }
             return state
         }
@@ -150,35 +154,5 @@ public final class Engine: @unchecked Sendable {
         default:
             return false
         }
-    }
-}
-
-extension MessageReceiver {
-    /// Limits `selector` on this receiver — an object, a class (its instances) or a metaclass
-    /// (its class methods) — to once per `duration` in `mode`, and returns the applied rule.
-    ///
-    /// ```swift
-    /// let rule = try button.limit("tap:", oncePer: .milliseconds(300), mode: .firstly)
-    /// ```
-    @discardableResult
-    public func limit(_ selector: Selector, oncePer duration: Duration, mode: ThrottleMode = .default,
-                      executor: (any ThrottleExecutor)? = nil, in engine: Engine = .shared) throws(ThrottleError) -> Rule {
-        let rule = Rule(target: self, selector: selector, duration: duration, mode: mode, executor: executor)
-        try engine.apply(rule)
-        return rule
-    }
-}
-
-extension Engine {
-    /// Limits the instance method `selector` of the class named `className`.
-    @discardableResult
-    public func limit(className: String, _ selector: Selector, oncePer duration: Duration,
-                      mode: ThrottleMode = .default, classMethod: Bool = false) throws(ThrottleError) -> Rule {
-        guard let cls = RuntimeClass.named(className) else {
-            throw .runtime(.invalidArgument(className: className, selector: selector.name, reason: "no class named '\(className)'"))
-        }
-        let rule = Rule(target: classMethod ? cls.metaclass : cls, selector: selector, duration: duration, mode: mode)
-        try apply(rule)
-        return rule
     }
 }

@@ -1,0 +1,227 @@
+import DynamicRuntime
+
+/// The timing core of a message throttle: decides, for each message received,
+/// whether it is performed now, kept to be performed later, or dropped.
+///
+/// ### Where payloads are performed
+/// - Immediate messages are not performed by the limiter: ``receive(_:)``
+///   returns ``Decision/performNow(_:)`` and the caller performs the payload
+///   synchronously on its own thread.
+/// - Delayed messages are performed by calling `perform` on the executor.
+/// - Exceptions, both on the calling thread and before `receive`/`flush`
+///   returns: ``flush()``; a held payload whose deadline has already passed
+///   when the next message arrives (its timer is late), which is performed
+///   before the new message is considered so that order is kept; and a held
+///   payload closed by a mode change (see "Live edits").
+///
+/// ### Payload lifetime
+/// The limiter holds at most one payload. A payload is released (no longer
+/// referenced by the limiter) as soon as it is performed, replaced, dropped,
+/// rejected or cancelled. It is never performed twice. In trailing modes the
+/// latest payload is never silently lost: it is either performed or replaced
+/// by a later one. Releasing, `perform` and `reject` all happen after the
+/// internal lock is released, so they may call back into the limiter.
+/// Releasing the limiter itself drops its held payload without performing it
+/// and cancels its timer; call ``flush()`` first to keep it.
+///
+/// ### Live edits
+/// ``mode`` and ``duration`` may be set at any time from any thread. Setting
+/// them changes nothing immediately: a held payload keeps its deadline (its
+/// timer is not rescheduled) and is performed then under the old rules. The
+/// new values take effect at the next received message, which first settles
+/// the old rules up to its arrival time, then:
+/// - duration change (same mode): the open window is re-evaluated as if the
+///   new duration had applied since it began; if that puts its deadline at or
+///   before now, the held payload is performed at once, otherwise its
+///   deadline moves;
+/// - mode change (any difference, including associated values): the old
+///   mode's held payload is performed at once and the limiter restarts idle
+///   in the new mode, treating this message as the first one.
+///
+/// ### Allocation
+/// Steady-state messages do not allocate: one timer is kept per window and,
+/// like lodash's `remainingWait`, it re-checks and re-arms itself when it
+/// fires early instead of being replaced on every message.
+public final class Limiter<Payload>: @unchecked Sendable {
+    /// What the caller must do with a received message.
+    public enum Decision {
+        /// Perform the payload now, synchronously, on the calling thread.
+        case performNow(Payload)
+        /// The payload was dropped (ignored, superseded, or rejected while
+        /// cooling down); it will never be performed.
+        case dropped
+        /// The payload is held to be performed later on the executor; any
+        /// payload it replaced was dropped.
+        case deferred
+    }
+
+    /// A decision made before the payload exists (``receive(making:)``).
+    public enum Verdict: Equatable, Sendable {
+        /// Perform the message now, synchronously; the limiter kept nothing.
+        case performNow
+        /// Dropped; it will never be performed.
+        case dropped
+        /// Held (the payload was made) to be performed later.
+        case deferred
+    }
+
+    private typealias Machine = LimiterStateMachine<Payload>
+
+    /// The machine and the token of the one timer it keeps armed.
+    private struct Storage {
+        var machine: Machine
+        var timer: (any ThrottleCancellable)?
+    }
+
+    private let storage: Locked<Storage>
+    private let executor: any ThrottleExecutor
+    private let clock: any ThrottleClock
+    private let performAction: @Sendable (Payload) -> Void
+    private let rejectAction: (@Sendable (Payload) -> Void)?
+
+    /// Creates a limiter.
+    ///
+    /// - Parameters:
+    ///   - mode: How messages are thinned out; ``ThrottleMode/debounce`` by default.
+    ///   - duration: The window length; zero or less disables limiting.
+    ///   - executor: Runs delayed work and supplies the clock.
+    ///   - perform: Performs a payload that was held; called on the executor
+    ///     (or on the caller's thread, see the type's documentation).
+    ///   - reject: Receives payloads rejected by ``ThrottleMode/cooldown``,
+    ///     synchronously on the thread that called ``receive(_:)``.
+    public init(
+        mode: ThrottleMode = .default,
+        duration: Duration,
+        executor: any ThrottleExecutor = DispatchQueueExecutor(),
+        perform: @escaping @Sendable (Payload) -> Void,
+        reject: (@Sendable (Payload) -> Void)? = nil
+    ) {
+        storage = Locked(Storage(machine: Machine(mode: mode, duration: duration)))
+        self.executor = executor
+        clock = executor.clock
+        performAction = perform
+        rejectAction = reject
+    }
+
+    deinit {
+        storage.withLock { $0.timer?.cancel() }
+    }
+
+    /// The mode; a new value takes effect at the next received message.
+    public var mode: ThrottleMode {
+        get { storage.withLock { $0.machine.requested.mode } }
+        set { storage.withLock { $0.machine.setMode(newValue) } }
+    }
+
+    /// The window length; a new value takes effect at the next received
+    /// message. Zero or less disables limiting.
+    public var duration: Duration {
+        get { storage.withLock { $0.machine.requested.duration } }
+        set { storage.withLock { $0.machine.setDuration(newValue) } }
+    }
+
+    /// The payload held to be performed later, if any. (The returned
+    /// reference keeps it alive while the caller holds it.)
+    public var pending: Payload? {
+        storage.withLock { $0.machine.held }
+    }
+
+    /// When the held payload is due under the rules in force, if one is held.
+    public var pendingDeadline: ThrottleInstant? {
+        storage.withLock { $0.machine.pendingDeadline }
+    }
+
+    /// Feeds one message to the limiter at the clock's current time.
+    ///
+    /// A ``Decision/performNow(_:)`` result must be performed by the caller.
+    /// Before returning, this may call `perform` for an older payload (late
+    /// timer, or mode change) and `reject` for this one (cooldown).
+    public func receive(_ payload: Payload) -> Decision {
+        switch receive(making: { payload }).verdict {
+        case .performNow: .performNow(payload)
+        case .dropped: .dropped
+        case .deferred: .deferred
+        }
+    }
+
+    /// Like ``receive(_:)``, but makes the payload only if the limiter keeps it (to perform
+    /// later, or to report a cooldown rejection): a message performed now or dropped costs no
+    /// payload. `make` runs under the limiter's lock and must not call back into it.
+    /// `displaced` is a payload this message replaced, for the caller to reuse.
+    // Inlined so that the engine's call (Payload == Invocation) runs specialized code: in
+    // generic code every access to the machine goes through value witnesses.
+    @inline(__always)
+    public func receive(making make: () -> Payload) -> (verdict: Verdict, displaced: Payload?) {
+        var (verdict, action) = storage.withLock { s in
+            let result = s.machine.messageArrived(at: clock.now, making: make)
+            changeTimer(result.action.timer, &s)
+            return result
+        }
+        let displaced = action.release.take()
+        carryOut(&action)
+        return (verdict, displaced)
+    }
+
+    /// Performs the held payload now, synchronously on the calling thread,
+    /// and closes the open window (as lodash's `flush`: the next message is
+    /// judged against this performance). Returns whether a payload was
+    /// performed.
+    @discardableResult
+    public func flush() -> Bool {
+        var action = storage.withLock { s in
+            let action = s.machine.flush(at: clock.now)
+            changeTimer(action.timer, &s)
+            return action
+        }
+        let performed = action.perform != nil
+        carryOut(&action)
+        return performed
+    }
+
+    /// Drops the held payload without performing it, cancels the timer and
+    /// resets the limiter to idle: the next message is treated as the first.
+    public func cancel() {
+        var action = storage.withLock { s in
+            let action = s.machine.cancel()
+            changeTimer(action.timer, &s)
+            return action
+        }
+        carryOut(&action)
+    }
+
+    private func timerFired(_ id: UInt64) {
+        var action = storage.withLock { s in
+            let action = s.machine.timerFired(id, at: clock.now)
+            changeTimer(action.timer, &s)
+            return action
+        }
+        carryOut(&action)
+    }
+
+    /// Under the lock, so that tokens follow the machine's decisions in order (an executor
+    /// never runs work inside `schedule`).
+    private func changeTimer(_ change: Machine.TimerChange, _ s: inout Storage) {
+        switch change {
+        case .keep:
+            return
+        case .disarm:
+            s.timer?.cancel()
+            s.timer = nil
+        case let .arm(deadline, id):
+            s.timer?.cancel()
+            s.timer = executor.schedule(at: deadline) { [weak self] in
+                self?.timerFired(id)
+            }
+        }
+    }
+
+    /// Outside the lock: performs, rejects, then releases, emptying `action`.
+    private func carryOut(_ action: inout Machine.Action) {
+        storage.assertNotHeld("payloads are performed and released outside the lock")
+        if let payload = action.perform.take() { performAction(payload) }
+        if let payload = action.reject.take() { rejectAction?(payload) }
+        action.release = nil
+    }
+}
+
+extension Limiter.Decision: Sendable where Payload: Sendable {}
