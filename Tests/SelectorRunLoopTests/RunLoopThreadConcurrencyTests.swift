@@ -107,4 +107,35 @@ final class RunLoopThreadConcurrencyTests: XCTestCase {
         }
         worker.stop()
     }
+
+    func testAThreadThatRegisteredItsLoopCanBeNamedFromAnother() throws {
+        let recorder = try Recorder()
+        let target = try recorder.make()
+        let idle = try Recorder().make()
+        let loop = Locked<RunLoop?>(nil)
+        let stop = Locked(false)
+        let exited = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            RunLoop.registerCurrentForSelectors()
+            // A repeating timer keeps the default mode from running out of inputs.
+            let keepAlive = try! SelectorTimer.scheduled(timeInterval: 0.001, target: idle, selector: "ping", repeats: true)
+            loop.mutate { $0 = RunLoop.current }
+            while !stop.value { _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.01)) }
+            keepAlive.invalidate()
+            exited.signal()
+        }
+        thread.start()
+        while loop.value == nil { usleep(100) }
+        try target.perform("ping", afterDelay: 0, on: loop.value!)
+        let timer = try SelectorTimer(timeInterval: 0, target: target, selector: "tick:", repeats: false)
+        try timer.schedule(on: loop.value!)
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while recorder.count < 2 && Date() < deadline { usleep(1000) }
+        stop.mutate { $0 = true }
+        exited.wait()
+        loop.mutate { $0 = nil }
+        XCTAssertEqual(recorder.selectors.sorted(), ["ping", "tick:"])
+        XCTAssertEqual(Set(recorder.log.value.map(\.thread)).count, 1)
+        XCTAssertFalse(recorder.log.value.contains(where: \.onMainThread))
+    }
 }
