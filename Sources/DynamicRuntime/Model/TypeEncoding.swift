@@ -53,9 +53,6 @@ public indirect enum TypeEncoding: Hashable, Sendable, CustomStringConvertible {
     /// The encoding text (`encoding`).
     public var description: String { encoding }
 
-    /// The 5-bit code used in a signature's packed key; 0 for types the key cannot express.
-    var keyCode: UInt64 { scalarCode?.key ?? 0 }
-
     /// Whether two encodings describe the same machine type (`l` and `q` do on LP64).
     func isCompatible(with other: TypeEncoding) -> Bool {
         switch (self, other) {
