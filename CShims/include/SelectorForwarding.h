@@ -251,7 +251,8 @@ sf_status sf_class_setForwardInvocation(sf_class_t cls, sf_forward_invocation_fn
 
 /* The body: read arguments and set the return value through `call`. Non-zero fails the send. */
 typedef sf_status (*sf_function_fn)(sf_call_t call, void *context);
-/* Called once with the context when the method's implementation is freed. May be NULL. */
+/* Called once with the context when the method's implementation is freed (not when adding it
+ * failed: then the caller still owns the context). May be NULL. */
 typedef void (*sf_context_release_fn)(void *context);
 
 sf_status sf_class_addMethodWithFunction(sf_class_t cls, sf_sel sel, const char *types, sf_function_fn fn,

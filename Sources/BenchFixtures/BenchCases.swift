@@ -66,39 +66,75 @@ extension BenchCase {
             }
         })
 
-        // 3: the same sends when the IMP is a libffi closure over a Swift closure.
-        list.append(BenchCase(id: "3a", name: "sf_msg_lookup + call, closure IMP (C loop)", slow: true) { f in
+        // 3: the same sends when the IMP runs a Swift closure: a trampoline slot and a
+        // register-class thunk (3a-3c), or the libffi closure it replaced (3d-3f, forced).
+        list.append(BenchCase(id: "3a", name: "sf_msg_lookup + call, closure IMP (C loop)", target: 3,
+                              allocationTarget: 0) { f in
             let obj = f.ref.raw, sel = f.closureAdd.raw
             return { n in sfb_loop_lookup_call(obj, sel, n) }
         })
-        list.append(BenchCase(id: "3b", name: "typed send, closure IMP", slow: true) { f in
+        list.append(BenchCase(id: "3b", name: "typed send, closure IMP", target: 4, allocationTarget: 0) { f in
             typedSends(f.ref, f.closureAdd)
+        })
+        list.append(BenchCase(id: "3c", name: "closure IMP called through a pointer") { f in
+            let imp = f.closureIMP, obj = f.ref.raw, sel = f.closureAdd.raw
+            return { n in sfb_loop_direct(imp, obj, sel, n) }
+        })
+        list.append(BenchCase(id: "3d", name: "3a with a libffi closure (fallback)", slow: true) { f in
+            let obj = f.ref.raw, sel = f.ffiClosureAdd.raw
+            return { n in sfb_loop_lookup_call(obj, sel, n) }
+        })
+        list.append(BenchCase(id: "3e", name: "3b with a libffi closure (fallback)", slow: true) { f in
+            typedSends(f.ref, f.ffiClosureAdd)
+        })
+        list.append(BenchCase(id: "3f", name: "3c with a libffi closure (fallback)", slow: true) { f in
+            let imp = f.ffiClosureIMP, obj = f.ref.raw, sel = f.ffiClosureAdd.raw
+            return { n in sfb_loop_direct(imp, obj, sel, n) }
         })
 
         // 4-6: hooked methods (typed sends to `hookedRef`; every method's body is sfb_add).
         // The rules run on a ManualClock that never moves: 5's and 6's windows, opened at
         // set-up, stay open, so every call is dropped (5) or replaces the pending one (6).
-        list.append(BenchCase(id: "4a", name: "hook: instead-hook calling proceed()", slow: true) { f in
+        list.append(BenchCase(id: "4a", name: "hook: instead-hook calling proceed()", target: 8, allocationTarget: 0,
+                              slow: true) { f in
             typedSends(f.hookedRef, f.passHookAdd)
         })
-        list.append(BenchCase(id: "4c", name: "hook: instead-hook calling proceed(), closure IMP", slow: true) { f in
+        list.append(BenchCase(id: "4c", name: "hook: instead-hook calling proceed(), closure IMP", target: 8,
+                              allocationTarget: 0, slow: true) { f in
             typedSends(f.hookedRef, f.passHookClosureAdd)
         })
-        list.append(BenchCase(id: "4b", name: "hook: pass-through rule (limiter, then original)", target: 20,
-                              slow: true) { f in
+        list.append(BenchCase(id: "4d", name: "4a through a libffi closure + ffi_call (fallback)", slow: true) { f in
+            typedSends(f.hookedRef, f.ffiPassHookAdd)
+        })
+        list.append(BenchCase(id: "4b", name: "hook: pass-through rule (limiter, then original)", target: 15,
+                              allocationTarget: 0, slow: true) { f in
             typedSends(f.hookedRef, f.passRuleAdd)
         })
         list.append(BenchCase(id: "5", name: "throttled: dropped (firstly, in the window)", target: 10,
                               allocationTarget: 0, slow: true) { f in
             typedSends(f.hookedRef, f.dropAdd)
         })
-        list.append(BenchCase(id: "6a", name: "throttled: captured (last, in the window)", allocationTarget: 0,
+        list.append(BenchCase(id: "6a", name: "throttled: captured (last, in the window)", target: 30, allocationTarget: 0,
                               slow: true) { f in
             typedSends(f.hookedRef, f.lastAdd)
         })
-        list.append(BenchCase(id: "6b", name: "throttled: captured (debounce, in the window)", allocationTarget: 0,
+        list.append(BenchCase(id: "6b", name: "throttled: captured (debounce, in the window)", target: 30, allocationTarget: 0,
                               slow: true) { f in
             typedSends(f.hookedRef, f.debounceAdd)
+        })
+
+        // The same hook and rule paths installed through the C API (4f, 4g, 5c): they should
+        // cost what 4a and 5 cost.
+        list.append(BenchCase(id: "4f", name: "hook from C: instead-hook calling sf_call_proceed", slow: true) { f in
+            typedSends(f.hookedRef, f.cHookAdd)
+        })
+        list.append(BenchCase(id: "4g", name: "hook from C, sent from a C loop (sf_msg_lookup + call)", slow: true) { f in
+            let obj = f.hookedRef.raw, sel = f.cHookAdd.raw
+            return { n in sfb_loop_lookup_call(obj, sel, n) }
+        })
+        list.append(BenchCase(id: "5c", name: "throttled from C: dropped (sf_rule_create firstly)", target: 10,
+                              allocationTarget: 0, slow: true) { f in
+            typedSends(f.hookedRef, f.cDropAdd)
         })
 
         // 7: the miss path: no method (7a, 7b), then the forwarding stages (7c-7e).
@@ -117,13 +153,14 @@ extension BenchCase {
             }
         })
 
-        list.append(BenchCase(id: "7c", name: "forwarded: forwardingTarget (fast forwarding)", slow: true) { f in
+        list.append(BenchCase(id: "7c", name: "forwarded: forwardingTarget (fast forwarding)", target: 60, slow: true) { f in
             typedSends(f.targetForwarder.ref, f.add)
         })
-        list.append(BenchCase(id: "7d", name: "forwarded: forwardInvocation, invoke on target", slow: true) { f in
+        list.append(BenchCase(id: "7d", name: "forwarded: forwardInvocation, invoke on target", target: 150,
+                              slow: true) { f in
             typedSends(f.invocationForwarder.ref, f.add)
         })
-        list.append(BenchCase(id: "7e", name: "forwarded: Proxy (NSProxy-style) to target", slow: true) { f in
+        list.append(BenchCase(id: "7e", name: "forwarded: Proxy (NSProxy-style) to target", target: 200, slow: true) { f in
             typedSends(f.proxy.ref, f.add)
         })
 
@@ -146,6 +183,15 @@ extension BenchCase {
                 }
                 return acc
             }
+        })
+
+        list.append(BenchCase(id: "8c", name: "hook + unhook from C (sf_class_hookMethod, sf_hook_remove)", slow: true) { f in
+            let cls = f.hooked.raw, sel = f.toggleCHookAdd.raw
+            return { n in sfb_loop_hook_toggle(cls, sel, n) }
+        })
+        list.append(BenchCase(id: "8d", name: "apply + discard one rule from C (sf_rule_apply, sf_rule_discard)", slow: true) { f in
+            let rule = f.toggleCRule
+            return { n in sfb_loop_rule_toggle(rule, n) }
         })
 
         // 9: the cached typed send as the runtime grows.

@@ -25,6 +25,13 @@ public final class BenchFixtures: @unchecked Sendable {
     public let missing: Selector = "benchMissing:to:"
     /// `sfb_add` read back from the runtime as the IMP of `add:to:`: opaque to the optimizer.
     public let floor: AddIMP
+    /// 3c: the closure IMP of `closureAdd:to:` read back (a trampoline slot where available).
+    public let closureIMP: AddIMP
+    /// 3d-3f and 4d: the same closure method and pass-through hook made with the trampolines
+    /// turned off (libffi closures, and `ffi_call` to the original), for a side-by-side run.
+    public let ffiClosureAdd: Selector = "ffiClosureAdd:to:"
+    public let ffiClosureIMP: AddIMP
+    public let ffiPassHookAdd: Selector = "ffiPassHookAdd:to:"
     /// Per selector count: an instance of a class with that many methods, all of them in its
     /// cache, and 64 of its selectors spread over the table (repeated for small counts).
     public private(set) var wide: [Int: (ref: ObjectRef, selectors: [Selector])] = [:]
@@ -63,6 +70,15 @@ public final class BenchFixtures: @unchecked Sendable {
     public let toggleHookAdd: Selector = "toggleHookAdd:to:"
     /// 8b: a rule applied and discarded by the case itself.
     public let toggleRuleAdd: Selector = "toggleRuleAdd:to:"
+    /// Hooked from C: an instead-hook (sfb_hook_proceed) installed with sf_class_hookMethod.
+    public let cHookAdd: Selector = "cHookAdd:to:"
+    /// Limited by a rule made and applied from C (firstly, an hour, on a C manual clock).
+    public let cDropAdd: Selector = "cDropAdd:to:"
+    /// Hooked and unhooked from C, and the C rule that is applied and discarded (case 8d).
+    public let toggleCHookAdd: Selector = "toggleCHookAdd:to:"
+    public let toggleCRuleAdd: Selector = "toggleCRuleAdd:to:"
+    /// The C API's rule handle for case 8d.
+    public internal(set) var toggleCRule: sf_rule_t? = nil
 
     /// Virtual time for every rule: it never moves, so a window opened at set-up stays open
     /// while the cases run, nothing is flushed, and no timer fires.
@@ -85,12 +101,19 @@ public final class BenchFixtures: @unchecked Sendable {
         calc = try RuntimeClass(name: "BenchCalc")
         try calc.addMethod(add, implementation: imp, types: "q@:qq")
         try calc.addMethod(closureAdd) { (_: ObjectRef, a: Int, b: Int) in a &+ b }
+        let trampolines = sf_tramp_enabled()
+        sf_tramp_set_enabled(0)
+        try calc.addMethod(ffiClosureAdd) { (_: ObjectRef, a: Int, b: Int) in a &+ b }
+        sf_tramp_set_enabled(trampolines)
         object = try calc.createInstance()
         ref = object.ref
         floor = unsafeBitCast(calc.method(for: add)!.implementation.pointer, to: AddIMP.self)
+        closureIMP = unsafeBitCast(calc.method(for: closureAdd)!.implementation.pointer, to: AddIMP.self)
+        ffiClosureIMP = unsafeBitCast(calc.method(for: ffiClosureAdd)!.implementation.pointer, to: AddIMP.self)
         // Warm the caches: every case measures a hit.
         let _: Int = try ref.send(add, 1, 2)
         let _: Int = try ref.send(closureAdd, 1, 2)
+        let _: Int = try ref.send(ffiClosureAdd, 1, 2)
 
         for count in Self.selectorCounts {
             let cls = try RuntimeClass(name: "BenchWide\(count)")
@@ -133,7 +156,8 @@ public final class BenchFixtures: @unchecked Sendable {
         }
 
         hooked = try RuntimeClass(name: "BenchHooked")
-        for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd] {
+        for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd, ffiPassHookAdd,
+                    cHookAdd, cDropAdd, toggleCHookAdd, toggleCRuleAdd] {
             try hooked.addMethod(sel, implementation: imp, types: "q@:qq")
         }
         try hooked.addMethod(passHookClosureAdd) { (_: ObjectRef, a: Int, b: Int) in a &+ b }
@@ -145,6 +169,9 @@ public final class BenchFixtures: @unchecked Sendable {
 
         tokens.append(try hooked.hook(passHookAdd, .instead, passThrough))
         tokens.append(try hooked.hook(passHookClosureAdd, .instead, passThrough))
+        sf_tramp_set_enabled(0)
+        tokens.append(try hooked.hook(ffiPassHookAdd, .instead, passThrough))
+        sf_tramp_set_enabled(trampolines)
         for (sel, duration, mode) in [(passRuleAdd, Duration.zero, ThrottleMode.firstly),
                                       (dropAdd, hour, .firstly), (lastAdd, hour, .last),
                                       (debounceAdd, hour, .debounce)] {
@@ -152,10 +179,11 @@ public final class BenchFixtures: @unchecked Sendable {
             try engine.apply(rule)
             rules.append(rule)
         }
+        try installCHooksAndRules()
         // One call each opens the windows (5: performed, and the window starts; 6: held) and
         // warms the caches and the rules' spare records.
         for sel in [passHookAdd, passHookClosureAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd,
-                    toggleRuleAdd] {
+                    toggleRuleAdd, ffiPassHookAdd, cHookAdd, cDropAdd] {
             for i in 0..<4 { let _: Int = try hookedRef.send(sel, i, 1) }
         }
         try engine.apply(toggleRule)
@@ -177,10 +205,13 @@ public final class BenchFixtures: @unchecked Sendable {
         }
         try check(passHookAdd, 42, "pass-through hook")
         try check(passHookClosureAdd, 42, "pass-through hook over a closure")
+        try check(ffiPassHookAdd, 42, "pass-through hook through libffi")
         try check(passRuleAdd, 42, "pass-through rule")
         try check(dropAdd, 0, "dropped call")
         try check(lastAdd, 0, "captured call (last)")
         try check(debounceAdd, 0, "captured call (debounce)")
+        try check(cHookAdd, 42, "pass-through hook from C")
+        try check(cDropAdd, 0, "dropped call, rule from C")
         for rule in rules where rule.mode != .firstly {
             guard rule.pendingInvocation != nil else {
                 throw BenchFixtureError(message: "\(rule.selector.name): nothing pending; the window closed")

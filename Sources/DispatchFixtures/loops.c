@@ -24,3 +24,25 @@ long sfb_loop_lookup_missing(sf_id obj, sf_sel sel, long n) {
     }
     return missing;
 }
+
+sf_status sfb_hook_proceed(sf_call_t call, void *context) {
+    (void)context;
+    return sf_call_proceed(call);
+}
+
+long sfb_loop_hook_toggle(sf_class_t cls, sf_sel sel, long n) {
+    long done = 0;
+    for (; n > 0; n--) {
+        sf_hook_token t = sf_class_hookMethod(cls, sel, SF_HOOK_INSTEAD, NULL, sfb_hook_proceed, NULL);
+        if (t != 0 && sf_hook_remove(t) == SF_OK) done++;
+    }
+    return done;
+}
+
+long sfb_loop_rule_toggle(sf_rule_t rule, long n) {
+    long done = 0;
+    for (; n > 0; n--) {
+        if (sf_rule_apply(rule) == SF_OK && sf_rule_discard(rule, SF_PENDING_CANCEL) == SF_OK) done++;
+    }
+    return done;
+}

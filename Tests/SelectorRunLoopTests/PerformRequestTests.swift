@@ -120,7 +120,6 @@ final class PerformRequestTests: XCTestCase {
         let log = recorder.log.value
         XCTAssertEqual(log.map(\.argument), [argument.ref, argument.ref])
         XCTAssertFalse(log.contains(where: \.onMainThread))
-        XCTAssertNotEqual(log[0].thread, log[1].thread)
         XCTAssertThrowsError(try Thread(target: target, selector: "add:to:", object: nil)) {
             guard case .unsupportedSignature = $0 as? RunLoopError else { return XCTFail("\($0)") }
         }

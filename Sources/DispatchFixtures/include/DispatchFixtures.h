@@ -21,4 +21,13 @@ long sfb_loop_lookup_call(sf_id obj, sf_sel sel, long n);
 /* Case 7a: `n` lookups of a selector nothing implements; returns how many came back NULL. */
 long sfb_loop_lookup_missing(sf_id obj, sf_sel sel, long n);
 
+/* Cases 4f, 4g: a C instead-hook that proceeds (sf_call_proceed). */
+sf_status sfb_hook_proceed(sf_call_t call, void *context);
+
+/* Case 8c: `n` times sf_class_hookMethod (instead, sfb_hook_proceed) and sf_hook_remove. */
+long sfb_loop_hook_toggle(sf_class_t cls, sf_sel sel, long n);
+
+/* Case 8d: `n` times sf_rule_apply and sf_rule_discard of one rule. */
+long sfb_loop_rule_toggle(sf_rule_t rule, long n);
+
 #endif

@@ -83,12 +83,13 @@ import CShims
 @_cdecl("sf_call_proceed")
 @_spi(CAPI) public func sf_call_proceed_impl(_ call: sf_call_t?) -> sf_status {
     capiStatus { () throws(RuntimeError) in
-        let c = try CCall.find(call).pointee
-        guard let hook = c.hook else {
-            throw .invalidArgument(className: c.className, selector: c.selector.name,
+        // Through the pointer: the hot path of a C instead-hook copies no CCall.
+        let p = try CCall.find(call)
+        guard p.pointee.hook != nil else {
+            throw .invalidArgument(className: p.pointee.className, selector: p.pointee.selector.name,
                                    reason: "sf_call_proceed outside a hook: a method body has nothing to proceed to")
         }
-        try hook.proceed()
+        try p.pointee.hook.unsafelyUnwrapped.proceed()
     }
 }
 

@@ -1,14 +1,16 @@
 import CShims
 
-/// Calls `release(context)` once, when the method's implementation is freed.
+/// Calls `release(context)` once, when the method's implementation is freed; only once the
+/// method was installed (a failed add leaves the context with the caller).
 private final class CContext: @unchecked Sendable {
     let context: UnsafeMutableRawPointer?
     let release: sf_context_release_fn?
+    var installed = false
     init(_ context: UnsafeMutableRawPointer?, _ release: sf_context_release_fn?) {
         self.context = context
         self.release = release
     }
-    deinit { release?(context) }
+    deinit { if installed { release?(context) } }
 }
 
 extension RuntimeClass {
@@ -21,11 +23,12 @@ extension RuntimeClass {
         let sig = try Signature(types)
         let box = try ClosureIMP(signature: sig) { ret, args in
             var call = CCall(signature: sig, arguments: args, returnStorage: ret)
-            sf_set_last_error(SF_OK, nil)
+            sf_clear_last_error()
             let status = CCall.run(&call) { fn($0, owner.context) }
             if status != SF_OK { throw call.callbackFailed(status, what: "the C method function") }
         }
         let previous = try install(selector, box.imp, sig, replacing: replacing).previous
+        owner.installed = true
         // A C caller may still hold the previous IMP as a bare pointer: keep it with the class.
         if let o = previous?.owner { Runtime.state.lock.withLock { keptAlive.append(o) } }
     }

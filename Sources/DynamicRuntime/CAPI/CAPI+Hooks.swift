@@ -20,7 +20,7 @@ enum CHooks {
         let ctx = UInt(bitPattern: context)
         return { (h: HookContext) throws(RuntimeError) in
             var call = CCall(hook: h)
-            sf_set_last_error(SF_OK, nil)
+            sf_clear_last_error()
             let status = CCall.run(&call) { fn($0, UnsafeMutableRawPointer(bitPattern: ctx)) }
             if status != SF_OK { throw call.callbackFailed(status, what: "the C hook") }
         }

@@ -9,7 +9,8 @@ func fail<T>(_ error: RuntimeError, _ value: T) -> T {
     return value
 }
 
-func succeed() { sf_set_last_error(SF_OK, nil) }
+// Inline: one thread-local load unless an error is set (hook and method bodies call this per call).
+func succeed() { sf_clear_last_error() }
 
 func nameArg(_ p: UnsafePointer<CChar>?, _ what: String) -> Result<String, RuntimeError> {
     guard let p else { return .failure(.invalidArgument(className: "-", selector: "-", reason: "\(what) is NULL")) }

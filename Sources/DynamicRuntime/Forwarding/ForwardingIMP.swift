@@ -25,15 +25,31 @@ extension RuntimeClass {
     }
 }
 
-/// The code `sf_msgForward` jumps to: one libffi closure per signature it has forwarded
-/// (immortal, like signatures), whose body runs the forwarding stages.
+/// The code `sf_msgForward` jumps to: one trampoline slot (or, where the slots cannot carry
+/// the signature, libffi closure) per signature it has forwarded (immortal, like signatures),
+/// whose body runs the forwarding stages.
 enum ForwardingIMP {
     nonisolated(unsafe) private static let closures = Locked<[UnsafeRawPointer: sf_imp]>([:])
+    /// The slots' contexts, kept reachable (the slots' words live in pages leak checkers skip).
+    nonisolated(unsafe) private static var contexts: [UnsafeMutablePointer<sf_tramp_context>] = []
 
     static func code(for sig: Signature) -> sf_imp? {
         let key = UnsafeRawPointer(sig.raw)
         return closures.withLock { table -> sf_imp? in
             if let code = table[key] { return code }
+            if sf_tramp_enabled() != 0, let layout = sig.storage.layout {
+                let context = UnsafeMutablePointer<sf_tramp_context>.allocate(capacity: 1)
+                context.initialize(to: sf_tramp_context(handler: forwardTrampolineEntry,
+                                                        owner: UnsafeMutableRawPointer(sig.storage.raw), layout: layout))
+                let entry = unsafeBitCast(sf_tramp_entry as @convention(c) () -> Void, to: UnsafeRawPointer.self)
+                if let code = sf_tramp_alloc(context, entry) {
+                    contexts.append(context)
+                    let imp = unsafeBitCast(code, to: sf_imp.self)
+                    table[key] = imp
+                    return imp
+                }
+                context.deallocate()
+            }
             var code: UnsafeMutableRawPointer?
             guard let closure = sf_ffi_closure_alloc(&code), let code else { return nil }
             let status = sf_ffi_prep_closure(closure, &sig.storage.raw.pointee.cif, forwardClosureEntry,
@@ -96,7 +112,7 @@ enum ForwardingIMP {
         }
         guard let code = code(for: sig) else {
             report(.forwardingFailed(className: Forwarding.visibleName(cls), selector: sel.name,
-                                     reason: "libffi could not make the forwarding closure"))
+                                     reason: "no forwarding trampoline or libffi closure could be made"))
             return nil
         }
         return code
@@ -117,8 +133,23 @@ private let forwardClosureEntry: @convention(c) (
     UnsafeMutablePointer<ffi_cif>?, UnsafeMutableRawPointer?,
     UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutableRawPointer?
 ) -> Void = { _, ret, args, userData in
-    let sig = Signature(raw: userData!.assumingMemoryBound(to: sf_signature.self))
-    let args = args!
+    forward(ret!, args!, userData!)
+}
+
+private let forwardTrampolineEntry: sf_tramp_handler = { context, frame in
+    let context = context!.assumingMemoryBound(to: sf_tramp_context.self)
+    let layout = context.pointee.layout!
+    withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: Int(layout.pointee.nargs)) { args in
+        let ret = sf_tramp_frame_args(frame, layout, args.baseAddress)!
+        forward(ret, args.baseAddress!, context.pointee.owner!)
+        sf_tramp_frame_return(frame, layout)
+    }
+}
+
+/// Runs the forwarding stages for one call of the forwarding IMP.
+private func forward(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                     _ signature: UnsafeMutableRawPointer) {
+    let sig = Signature(raw: signature.assumingMemoryBound(to: sf_signature.self))
     let obj = args[0]!.load(as: sf_id.self)
     let sel = Selector(raw: args[1]!.load(as: sf_sel.self))
     let cls = sf_object_isa(obj)!
@@ -127,10 +158,10 @@ private let forwardClosureEntry: @convention(c) (
     do throws(RuntimeError) {
         try Forwarding.guardDepth(cls, sel)
         defer { sf_forward_depth_exit() }
-        _ = try Forwarding.forwardStages(obj, sel, cls: cls, frame: SwiftFrame(signature: sig, arguments: args, returnValue: ret!))
+        _ = try Forwarding.forwardStages(obj, sel, cls: cls, frame: SwiftFrame(signature: sig, arguments: args, returnValue: ret))
         sf_clear_last_error()
     } catch {
-        ret!.initializeMemory(as: UInt8.self, repeating: 0, count: sig.storage.returnSize)
+        ret.initializeMemory(as: UInt8.self, repeating: 0, count: sig.storage.returnSize)
         ForwardingIMP.report(error)
     }
 }

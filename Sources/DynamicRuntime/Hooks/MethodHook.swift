@@ -1,7 +1,7 @@
 import CShims
 import Glibc
 
-/// The trampoline for one (class, selector): a libffi closure with the method's own `ffi_cif`
+/// The trampoline for one (class, selector): a trampoline slot (or libffi closure) for the method's signature
 /// that runs the chain around the original implementation.
 final class MethodHook: @unchecked Sendable {
     let cls: RuntimeClass
@@ -129,6 +129,12 @@ final class MethodHook: @unchecked Sendable {
                 e.record()
                 Runtime.raise(e)
             }
+            try Runtime.rethrowPending()
+            return
+        }
+        // Through a trampoline, the original is called directly with the same registers.
+        if trampoline.isTrampoline, let layout = signature.storage.layout {
+            sf_tramp_call_args(layout, unsafeBitCast(imp, to: UnsafeRawPointer.self), ret, args)
             try Runtime.rethrowPending()
             return
         }

@@ -5,22 +5,56 @@ import Synchronization
 @usableFromInline
 typealias ClosureBody = (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws -> Void
 
-/// A libffi closure that turns a Swift closure into a C-callable IMP for one signature.
+/// Turns a Swift closure into a C-callable IMP for one signature: a trampoline slot (x86-64,
+/// `sf_tramp.h`) where the signature allows, else a libffi closure.
 final class ClosureIMP: @unchecked Sendable {
-    let closure: UnsafeMutableRawPointer
+    /// The libffi closure, or nil for a trampoline.
+    let closure: UnsafeMutableRawPointer?
+    /// The spill entry's context (handler, owner, layout), or nil.
+    let context: UnsafeMutablePointer<sf_tramp_context>?
+    /// Whether calls enter through a trampoline slot (not a libffi closure).
+    let isTrampoline: Bool
     let entry: sf_imp
     let signature: Signature
     let body: ClosureBody
 
     init(signature: Signature, body: @escaping ClosureBody) throws(RuntimeError) {
+        self.signature = signature
+        self.body = body
+        if sf_tramp_enabled() != 0, let layout = signature.storage.layout {
+            let code: UnsafeMutableRawPointer?
+            let ints = Int(layout.pointee.int_only)
+            if (2...5).contains(ints) {
+                // Integer registers only: the slot hands this object to a thunk in the first
+                // free argument register; every argument stays where the caller put it.
+                self.context = nil
+                code = sf_tramp_alloc_kind(Int32(ints - 1), nil, registerThunks[ints - 2])
+            } else {
+                let context = UnsafeMutablePointer<sf_tramp_context>.allocate(capacity: 1)
+                context.initialize(to: sf_tramp_context(handler: trampolineEntry, owner: nil, layout: layout))
+                self.context = context
+                code = sf_tramp_alloc(context, unsafeBitCast(sf_tramp_entry as @convention(c) () -> Void, to: UnsafeRawPointer.self))
+            }
+            guard let code else {
+                context?.deallocate()
+                throw .implementationFailed(className: "-", selector: "-", reason: "no trampoline slot could be mapped")
+            }
+            self.closure = nil
+            self.isTrampoline = true
+            self.entry = unsafeBitCast(code, to: sf_imp.self)
+            let me = Unmanaged.passUnretained(self).toOpaque()
+            if let context { context.pointee.owner = me } else { sf_tramp_set_context(code, me) }
+            sf_counter_closures_add(1)
+            return
+        }
         var code: UnsafeMutableRawPointer?
         guard let closure = sf_ffi_closure_alloc(&code), let code else {
             throw .implementationFailed(className: "-", selector: "-", reason: "libffi could not allocate a closure")
         }
         self.closure = closure
+        self.context = nil
+        self.isTrampoline = false
         self.entry = unsafeBitCast(code, to: sf_imp.self)
-        self.signature = signature
-        self.body = body
         let status = sf_ffi_prep_closure(closure, &signature.storage.raw.pointee.cif, closureEntry,
                                          Unmanaged.passUnretained(self).toOpaque(), code)
         guard status == FFI_OK else {
@@ -31,11 +65,34 @@ final class ClosureIMP: @unchecked Sendable {
     }
 
     deinit {
-        sf_ffi_closure_free(closure)
+        if let closure {
+            sf_ffi_closure_free(closure)
+        } else {
+            // The slot is reused only after a grace period; the context goes with this object,
+            // which nothing can call any more (its owners let go after their own grace period).
+            sf_tramp_free(unsafeBitCast(entry, to: UnsafeMutableRawPointer.self))
+            context?.deallocate()
+        }
         sf_counter_closures_add(-1)
     }
 
     var imp: IMP { IMP(pointer: entry, owner: self) }
+
+    /// Runs the body for a call from C (errors cannot unwind through C frames: the caller gets
+    /// zero and the sender the error; a C caller that called the IMP itself reads it with
+    /// sf_last_error()).
+    @inline(__always)
+    func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        let receiverClass = Runtime.receiverClass(args)
+        do {
+            try body(ret, args)
+        } catch {
+            ret.initializeMemory(as: UInt8.self, repeating: 0, count: signature.storage.returnSize)
+            let e = Runtime.wrap(error, receiverClass: receiverClass, args)
+            e.record()
+            Runtime.raise(e)
+        }
+    }
 }
 
 private let closureEntry: @convention(c) (
@@ -43,17 +100,47 @@ private let closureEntry: @convention(c) (
     UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutableRawPointer?
 ) -> Void = { _, ret, args, userData in
     // The method table keeps the box alive for as long as the IMP is reachable.
-    Unmanaged<ClosureIMP>.fromOpaque(userData!)._withUnsafeGuaranteedRef { box in
-        let receiverClass = Runtime.receiverClass(args!)
-        do {
-            try box.body(ret!, args!)
-        } catch {
-            // Errors cannot unwind through C frames: the caller gets zero and the sender the error.
-            // A C caller that called the IMP itself reads it with sf_last_error().
-            ret!.initializeMemory(as: UInt8.self, repeating: 0, count: box.signature.storage.returnSize)
-            let e = Runtime.wrap(error, receiverClass: receiverClass, args!)
-            e.record()
-            Runtime.raise(e)
+    Unmanaged<ClosureIMP>.fromOpaque(userData!)._withUnsafeGuaranteedRef { $0.run(ret!, args!) }
+}
+
+/// What `sf_tramp_entry` calls: the argument vector points into the spilled registers and the
+/// caller's stack, so nothing is copied and nothing allocated.
+private let trampolineEntry: sf_tramp_handler = { context, frame in
+    let context = context!.assumingMemoryBound(to: sf_tramp_context.self)
+    let layout = context.pointee.layout!
+    withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: Int(layout.pointee.nargs)) { args in
+        let ret = sf_tramp_frame_args(frame, layout, args.baseAddress)!
+        Unmanaged<ClosureIMP>.fromOpaque(context.pointee.owner!)._withUnsafeGuaranteedRef { $0.run(ret, args.baseAddress!) }
+        sf_tramp_frame_return(frame, layout)
+    }
+}
+
+/// The register-class thunks: (integer argument registers…, this object) for signatures whose
+/// arguments are all integer scalars in registers, by count of registers (2-5).
+nonisolated(unsafe) private let registerThunks: [UnsafeRawPointer] = [
+    unsafeBitCast({ (a0, a1, c) in callBody(c!, a0, a1, 0, 0, 0) } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, c) in callBody(c!, a0, a1, a2, 0, 0) } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, c) in callBody(c!, a0, a1, a2, a3, 0) }
+                  as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, a4, c) in callBody(c!, a0, a1, a2, a3, a4) }
+                  as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+]
+
+/// Runs the body over the registers stored in this frame; the word it returns goes to %rax.
+@inline(__always)
+private func callBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) -> UInt64 {
+    var words = (a0, a1, a2, a3, a4, UInt64(0), UInt64(0))  // arguments, then the return value
+    return withUnsafeMutableBytes(of: &words) { w in
+        let base = w.baseAddress!
+        var argv: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+                   UnsafeMutableRawPointer?) = (base, base + 8, base + 16, base + 24, base + 32)
+        withUnsafeMutablePointer(to: &argv) { tuple in
+            tuple.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 5) { args in
+                Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { $0.run(base + 40, args) }
+            }
         }
+        return (base + 40).load(as: UInt64.self)
     }
 }

@@ -2,7 +2,7 @@ import CShims
 import Synchronization
 
 /// A method implementation: a C function pointer to cast and call with (receiver, selector,
-/// arguments…). When the IMP is a libffi closure over a Swift closure, the value keeps that
+/// arguments…). When the IMP is a trampoline or libffi closure over a Swift closure, the value keeps that
 /// closure alive, so an IMP returned by `replaceMethod` stays callable for as long as it is held.
 public struct IMP: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// The entry point.
@@ -29,7 +29,7 @@ public struct IMP: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// The entry point as a raw address.
     public var address: UnsafeRawPointer { unsafeBitCast(pointer, to: UnsafeRawPointer.self) }
 
-    /// Whether this IMP is a libffi closure made by the runtime.
+    /// Whether this IMP runs a Swift closure (a trampoline or libffi closure made by the runtime).
     public var isClosure: Bool { owner != nil }
 
     public static func == (a: IMP, b: IMP) -> Bool { a.address == b.address }

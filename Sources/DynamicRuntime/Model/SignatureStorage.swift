@@ -13,6 +13,9 @@ final class SignatureStorage: @unchecked Sendable {
     /// Bytes the return value needs (at least a word: libffi widens small integers).
     let returnSize: Int
     let returnAlignment: Int
+    /// Where the arguments sit in registers and on the stack (x86-64), for the trampoline
+    /// entries and direct calls; nil when only libffi can carry the signature.
+    let layout: UnsafeMutablePointer<sf_tramp_layout>?
 
     init(encoding: String, returnType: TypeEncoding, argumentTypes: [TypeEncoding],
          ffiReturn: UnsafeMutablePointer<ffi_type>, ffiArguments: [UnsafeMutablePointer<ffi_type>]) throws(RuntimeError) {
@@ -68,6 +71,7 @@ final class SignatureStorage: @unchecked Sendable {
         guard status == FFI_OK else {
             throw .malformedEncoding(encoding: encoding, offset: 0, reason: "libffi cannot prepare a call with these types (status \(status.rawValue))")
         }
+        layout = sf_tramp_layout_create(&raw.pointee.cif)
         raw.pointee.swift = Unmanaged.passUnretained(self).toOpaque()
     }
 

@@ -8,6 +8,7 @@
 #include <SelectorForwarding.h>
 #include "fx_process.h"
 #include "ConformanceFixtures.h"
+#include "CAPIScenarios.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,128 @@
+#ifndef SF_TRAMP_H
+#define SF_TRAMP_H
+/*
+ * Trampolines without libffi closures (x86-64 System V, Linux).
+ *
+ * A slot is 16 bytes of code in a page copied from a template and then made read+execute;
+ * the page after it is read+write and holds the slot's two words (context, target). The
+ * code loads the context into %r10 and jumps to the target, every argument register intact.
+ * No page is ever writable and executable at once. A slot is immutable once returned; a
+ * freed slot is reused only after an RCU grace period (sf_rcu_*).
+ *
+ * The entries:
+ *  - sf_tramp_entry: spills the argument registers (and %al) to a frame on its stack, calls
+ *    ctx->handler(ctx, frame), and returns what the handler left in the frame's return words.
+ *  - sf_tramp_invoke: loads registers and stack arguments from a call record and calls a
+ *    function: the direct call of an original, never through ffi_call.
+ * Signatures the classifier rejects (long double, complex, vector or over-aligned types)
+ * keep the libffi closure.
+ */
+#include <ffi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+#pragma GCC visibility push(hidden)
+
+/* The argument registers as sf_tramp_entry saves them. Offsets are fixed by the assembly. */
+struct sf_tramp_frame {
+    uint64_t regs[14];      /* rdi rsi rdx rcx r8 r9, then xmm0-xmm7 (low 8 bytes) */
+    uint64_t ret[4];        /* returned in rax rdx xmm0 xmm1 */
+    uint64_t al;            /* the caller's %al (vector registers used, for varargs) */
+    void *stack;            /* the caller's stack arguments */
+    uint64_t scratch[18];   /* structs split between integer and SSE registers */
+};
+
+/* A direct call. Offsets are fixed by the assembly. */
+struct sf_tramp_call {
+    uint64_t regs[14];
+    uint64_t ret[4];
+    uint64_t al;
+    const void *stack;      /* bytes copied to the callee's stack arguments */
+    uint64_t stack_bytes;   /* a multiple of 16 */
+    const void *fn;
+};
+
+/* What sf_tramp_entry calls: the context's first word. */
+typedef void (*sf_tramp_handler)(void *ctx, struct sf_tramp_frame *frame);
+
+/* What a slot's context word points at when its target is sf_tramp_entry. */
+struct sf_tramp_context {
+    sf_tramp_handler handler;
+    void *owner;
+    const struct sf_tramp_layout *layout;
+};
+
+/* Where one argument lives. */
+enum { SF_LOC_REGS = 0, SF_LOC_STACK = 1, SF_LOC_SPLIT = 2 };
+struct sf_tramp_loc {
+    uint8_t where;
+    uint8_t reg0, reg1;     /* SF_LOC_SPLIT: the register of each eightbyte */
+    uint8_t pad;
+    uint32_t offset;        /* bytes into regs, the stack area or scratch */
+    uint32_t size;
+};
+
+/* Return classes. */
+enum { SF_RET_VOID = 0, SF_RET_REGS = 1, SF_RET_SPLIT = 2, SF_RET_MEMORY = 3 };
+
+/* How a signature's arguments and return value map to registers and stack. */
+struct sf_tramp_layout {
+    uint32_t nargs;
+    uint32_t stack_bytes;   /* stack arguments, rounded up to 16 */
+    uint8_t ret_kind;
+    uint8_t ret_reg0, ret_reg1;  /* ret[] index of each eightbyte */
+    int8_t ret_widen;       /* small integer return: 1 sign-, 2 zero-extend (as libffi does) */
+    uint32_t ret_size;
+    uint32_t ret_offset;    /* SF_RET_REGS: bytes into ret[] */
+    uint32_t sse_used;      /* for %al */
+    uint32_t int_only;      /* 0, or the number of integer registers when every argument is an
+                             * integer scalar in a register and the return is one or none:
+                             * a register-class thunk can take the call (2-5) */
+    struct sf_tramp_loc locs[];
+};
+
+/* Whether trampolines are used for new closures and hooks: x86-64 Linux with 4 KiB pages,
+ * not turned off by SF_TRAMPOLINES=0 in the environment or sf_tramp_set_enabled(0). */
+int sf_tramp_enabled(void);
+/* Test hook: force the libffi fallback (0) or allow trampolines (1) for new IMPs. */
+void sf_tramp_set_enabled(int enabled);
+
+/* Classifies a prepared cif; NULL when the entries cannot carry it (use libffi). Free with free(). */
+struct sf_tramp_layout *sf_tramp_layout_create(const ffi_cif *cif);
+
+/* The register a slot loads its context into: %r10 for the entries, or the first integer
+ * argument register a signature leaves free, for a thunk that takes it as one more argument. */
+enum { SF_TRAMP_R10 = 0, SF_TRAMP_RDX = 1, SF_TRAMP_RCX = 2, SF_TRAMP_R8 = 3, SF_TRAMP_R9 = 4, SF_TRAMP_KINDS = 5 };
+
+/* A slot whose code loads `context` into %r10 and jumps to `target`; NULL on failure. */
+void *sf_tramp_alloc(void *context, const void *target);
+/* The same with the context in another register (SF_TRAMP_*). */
+void *sf_tramp_alloc_kind(int kind, void *context, const void *target);
+/* Sets the context of a slot not yet published (its owner knows itself only after allocating). */
+void sf_tramp_set_context(void *code, void *context);
+/* Retires a slot no longer published; it is reused after a grace period. */
+void sf_tramp_free(void *code);
+/* Reads back a slot's words (tests and diagnostics). */
+void sf_tramp_words(const void *code, void **context, const void **target);
+/* Slots: handed out, waiting for a grace period, free (of the %r10 kind). */
+void sf_tramp_stats(size_t *live, size_t *pending, size_t *free_slots);
+/* The generic entry, to use as a slot's target. */
+void sf_tramp_entry(void);
+
+/* Frame side: fills args[] (nargs pointers into the frame) and returns the return storage. */
+void *sf_tramp_frame_args(struct sf_tramp_frame *frame, const struct sf_tramp_layout *layout, void **args);
+/* Frame side: after the body wrote the return storage, moves it to the return registers. */
+void sf_tramp_frame_return(struct sf_tramp_frame *frame, const struct sf_tramp_layout *layout);
+
+/* Calls fn with the arguments args[] point at; the return value lands in ret. */
+void sf_tramp_call_args(const struct sf_tramp_layout *layout, const void *fn, void *ret, void *const *args);
+void sf_tramp_invoke(struct sf_tramp_call *call);
+
+#pragma GCC visibility pop
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,43 @@
+import CInteropFixtures
+import CShims
+import Synchronization
+import XCTest
+@testable import DynamicRuntime
+
+private let counter = Atomic<Int>(0)
+
+/// The C API's hooks, invocations, forwarding handlers, C-function methods, rules and
+/// introspection, driven from C (Tests/CInteropFixtures/capi_*.c) including bad input: NULL
+/// everywhere, wrong indices and sizes, tokens removed twice, rules applied twice, released and
+/// stale handles. Each scenario must also leave no object behind.
+final class CAPIScenarioTests: XCTestCase {
+    private func run(_ scenario: (UnsafePointer<CChar>) -> Int32, file: StaticString = #filePath, line: UInt = #line) {
+        let objects = Runtime.liveObjectCount
+        let name = "CAPI_\(counter.add(1, ordering: .relaxed).newValue)"
+        let result = name.withCString { scenario($0) }
+        // Frees the hook chains that discarded rules and removed hooks retired, and with them
+        // the weak references into rules (their side tables would outlive the test otherwise).
+        Runtime.state.collectGarbage()
+        XCTAssertEqual(result, 0, String(cString: fx_capi_failure()), file: file, line: line)
+        XCTAssertEqual(Runtime.liveObjectCount, objects, "the scenario released everything it made", file: file, line: line)
+    }
+
+    func testHooks() { run(fx_capi_hooks) }
+    func testHookBadInput() { run(fx_capi_hook_bad_input) }
+    func testObjectHooks() { run(fx_capi_object_hooks) }
+    func testInvocations() { run(fx_capi_invocations) }
+    func testInvocationBadInput() { run(fx_capi_invocation_bad_input) }
+    func testForwardingHandlers() { run(fx_capi_forwarding) }
+    func testRules() { run(fx_capi_rules) }
+    func testRuleBadInput() { run(fx_capi_rule_bad_input) }
+    func testIntrospection() { run(fx_capi_introspection) }
+
+    func testFunctionMethodsReleaseTheirContextWithTheMethod() {
+        let released = fx_capi_released_contexts()
+        let invocations = CInvocations.table.count
+        run(fx_capi_function_methods)
+        Runtime.state.collectGarbage()
+        XCTAssertEqual(fx_capi_released_contexts() - released, 2, "both contexts released once the class was disposed")
+        XCTAssertEqual(CInvocations.table.count, invocations)
+    }
+}
