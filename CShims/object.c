@@ -1,5 +1,6 @@
 // Object headers and reference counts.
 #include "sf_private.h"
+#include <malloc.h>
 
 sf_dealloc_hook_fn _Atomic sf_dealloc_hook;
 
@@ -93,3 +94,5 @@ void *sf_object_getIvarPointer(sf_id obj, ptrdiff_t offset) {
 
 _Atomic intptr_t sf_live_objects;
 _Atomic intptr_t sf_live_closures;
+
+size_t sf_object_allocated_size(sf_id obj) { return malloc_usable_size(obj); }

@@ -21,6 +21,7 @@ typedef struct sf_class *sf_class_t;             /* a class or a metaclass */
 typedef const struct sf_selector *sf_sel;        /* an interned selector */
 typedef struct sf_method *sf_method_t;           /* a method-table entry */
 typedef void (*sf_imp)(void);                    /* cast to the method's real type before calling */
+typedef struct sf_protocol *sf_protocol_t;       /* a protocol, immortal once allocated */
 
 /* Error codes. Keep in sync with RuntimeError.code in Swift. */
 typedef enum sf_status {
@@ -39,6 +40,8 @@ typedef enum sf_status {
     SF_ERR_HOOK = 12,
     SF_ERR_FORWARDING = 13,
     SF_ERR_RULE = 14,               /* a throttle rule refused: applied twice, conflicting, target gone */
+    SF_ERR_DUPLICATE_PROTOCOL = 20, /* a protocol of that name exists, or registered twice */
+    SF_ERR_INCOMPATIBLE_CLASS = 21, /* sf_object_setClass / sf_class_setSuperclass refused */
 } sf_status;
 
 /* The last error recorded on this thread (SF_OK when the last fallible call succeeded). */
@@ -101,12 +104,58 @@ bool sf_class_addIvar(sf_class_t cls, const char *name, size_t size, uint8_t log
 ptrdiff_t sf_class_getIvarOffset(sf_class_t cls, const char *name);
 void *sf_object_getIvarPointer(sf_id obj, ptrdiff_t offset);
 
+/*
+ * Protocols, like objc_allocateProtocol & co. Allocate, add method descriptions and
+ * incorporated protocols, then register; a registered protocol is immutable. Lists are
+ * malloc'ed arrays the caller frees (NULL when empty); `outCount` may be NULL.
+ */
+typedef struct sf_method_description {
+    sf_sel name;        /* NULL when not found */
+    const char *types;  /* canonical encoding, valid for the life of the process */
+} sf_method_description;
+
+/* NULL (SF_ERR_DUPLICATE_PROTOCOL) when a protocol of that name exists or is being built. */
+sf_protocol_t sf_allocateProtocol(const char *name);
+/* SF_ERR_DUPLICATE_PROTOCOL when registered twice. */
+sf_status sf_registerProtocol(sf_protocol_t proto);
+sf_protocol_t sf_getProtocol(const char *name);
+const char *sf_protocol_getName(sf_protocol_t proto);
+/* Before registration only; SF_ERR_RESERVED_SELECTOR for dealloc, SF_ERR_BAD_ENCODING for bad
+ * types, SF_ERR_METHOD_EXISTS when declared already. */
+sf_status sf_protocol_addMethodDescription(sf_protocol_t proto, sf_sel name, const char *types,
+                                           bool isRequiredMethod, bool isInstanceMethod);
+/* `addition` must be registered; `proto` not yet. */
+sf_status sf_protocol_addProtocol(sf_protocol_t proto, sf_protocol_t addition);
+/* Searches incorporated protocols too; {NULL, NULL} when not declared. */
+sf_method_description sf_protocol_getMethodDescription(sf_protocol_t proto, sf_sel sel,
+                                                       bool isRequiredMethod, bool isInstanceMethod);
+sf_method_description *sf_protocol_copyMethodDescriptionList(sf_protocol_t proto, bool isRequiredMethod,
+                                                             bool isInstanceMethod, unsigned int *outCount);
+sf_protocol_t *sf_protocol_copyProtocolList(sf_protocol_t proto, unsigned int *outCount);
+bool sf_protocol_conformsToProtocol(sf_protocol_t proto, sf_protocol_t other);
+sf_protocol_t *sf_copyProtocolList(unsigned int *outCount);
+/* False when already adopted by this class (or on error: sf_last_error()). */
+bool sf_class_addProtocol(sf_class_t cls, sf_protocol_t proto);
+/* Through superclasses and incorporated protocols. */
+bool sf_class_conformsToProtocol(sf_class_t cls, sf_protocol_t proto);
+sf_protocol_t *sf_class_copyProtocolList(sf_class_t cls, unsigned int *outCount);
+/* The class's answer, or what the object's own conformsToProtocol: (B@:^v) says: a
+ * forwarding proxy answers for its target. */
+bool sf_object_conformsToProtocol(sf_id obj, sf_protocol_t proto);
+
 /* Objects. Allocation returns a +1 reference. */
 sf_id sf_class_createInstance(sf_class_t cls);
 sf_id sf_retain(sf_id obj);
 void sf_release(sf_id obj);
 uintptr_t sf_object_retainCount(sf_id obj);
 sf_class_t sf_object_getClass(sf_id obj);
+/*
+ * isa swizzling, like object_setClass: returns the previous class, or NULL with
+ * SF_ERR_INCOMPATIBLE_CLASS when `cls` does not fit the object's allocation or alignment,
+ * keeps strong object ivars at other offsets, or the object has per-object hooks or is being
+ * deallocated (SF_ERR_INVALID_ARGUMENT for NULL, a class object or a metaclass).
+ */
+sf_class_t sf_object_setClass(sf_id obj, sf_class_t cls);
 
 /* Zeroing weak references, like objc_initWeak / objc_loadWeakRetained / objc_destroyWeak. */
 void sf_initWeak(sf_id *slot, sf_id obj);

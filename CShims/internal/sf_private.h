@@ -237,6 +237,8 @@ void *sf_object_side(sf_id obj);
 /* Installs `side` if none is set; returns the one that is set afterwards. */
 void *sf_object_install_side(sf_id obj, void *side);
 void sf_object_set_isa(sf_id obj, sf_class_t cls);
+/* Bytes usable in the object's allocation (at least its class's instance size). */
+size_t sf_object_allocated_size(sf_id obj);
 void sf_object_init_header(sf_id obj, sf_class_t isa, uint32_t flags);
 void sf_class_init(sf_class_t cls, sf_class_t isa, sf_class_t superclass, const char *name,
                    size_t instance_size, uint32_t info, void *swift_class);

@@ -40,4 +40,7 @@ final class ConformanceCTests: XCTestCase {
         let withCaches = conformanceName().withCString { cf_heap_per_added_method($0, 100, 200, true) }
         print("heap per added and sent method: \(withCaches) B")
     }
+
+    /// Protocols: creation, registration (twice: refused), descriptions, incorporation, adoption.
+    func testProtocols() { run(cf_scenario_protocols) }
 }

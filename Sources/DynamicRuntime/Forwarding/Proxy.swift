@@ -19,6 +19,12 @@ public enum Proxy {
                   let m = sf_class_getInstanceMethod(sf_object_isa(t), sel.raw) else { return nil }
             return Signature(raw: sf_method_sig(m))
         }
+        // A proxy answers for its target's protocols (NSProxy forwards conformsToProtocol:).
+        try cls.addMethod(conformsToProtocolSelector) { (recv: ObjectRef, p: UnsafeMutableRawPointer) -> Bool in
+            guard let proto = RuntimeProtocol.validated(p),
+                  let target = try? recv.value(of: ivar, as: ObjectRef.self), target.raw != nil else { return false }
+            return target.conforms(to: proto)
+        }
         try cls.setForwardInvocation { invocation in
             let target = try invocation.target.value(of: ivar, as: ObjectRef.self)
             let proceed = { () throws in try invocation.invoke(target: target) }

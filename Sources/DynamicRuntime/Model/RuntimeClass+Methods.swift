@@ -104,9 +104,12 @@ extension RuntimeClass {
         return result
     }
 
+    /// Selectors no method may define: the runtime runs deallocation itself.
+    static let reservedSelectors: Set<String> = ["dealloc", ".cxx_destruct"]
+
     /// Selectors the runtime gives a meaning to and whose shape it must be able to trust.
     func checkReserved(_ selector: Selector) throws(RuntimeError) {
-        if selector.name == "dealloc" || selector.name == ".cxx_destruct" {
+        if RuntimeClass.reservedSelectors.contains(selector.name) {
             throw .reservedSelector(className: name, selector: selector.name,
                                     reason: "deallocation runs through dealloc observers (onDeallocate)")
         }

@@ -40,6 +40,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     /// The alignment instances are allocated with: the largest of the ivars' (inherited ones
     /// included) and malloc's 16. Fixed at registration.
     var instanceAlignment = 16
+    /// Protocols this class adopted itself, in adoption order.
+    var adoptedProtocols: [RuntimeProtocol] = []
 
     /// The metaclass, which holds the class methods. For a metaclass: the root metaclass.
     public var metaclass: RuntimeClass { _metaclass ?? _instanceClass!.rootClass.metaclass }
@@ -177,7 +179,10 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
 
     // MARK: - Identity
 
+    /// Whether the two are the same (identity, not contents).
     public static func == (a: RuntimeClass, b: RuntimeClass) -> Bool { a === b }
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// A readable form, for logs and test failures.
     public var description: String { isMetaclass ? "<metaclass \(name)>" : "<class \(name)>" }
 }

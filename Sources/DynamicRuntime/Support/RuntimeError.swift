@@ -30,6 +30,11 @@ public enum RuntimeError: Error, Equatable, CustomStringConvertible, Sendable {
     case forwardingFailed(className: String, selector: String, reason: String)
     /// A method implementation threw; the error is carried as text across the C boundary.
     case implementationFailed(className: String, selector: String, reason: String)
+    /// A protocol with this name is already registered (or being built).
+    case duplicateProtocol(name: String)
+    /// An object's class cannot become `target` (`setClass`), or a class cannot take that
+    /// superclass: the reason names the sizes or the instances that forbid it.
+    case incompatibleClass(className: String, target: String, reason: String)
 
     /// The C API's code for this error.
     public var code: sf_status {
@@ -46,9 +51,12 @@ public enum RuntimeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .reservedSelector: SF_ERR_RESERVED_SELECTOR
         case .hookFailed: SF_ERR_HOOK
         case .forwardingFailed, .implementationFailed: SF_ERR_FORWARDING
+        case .duplicateProtocol: SF_ERR_DUPLICATE_PROTOCOL
+        case .incompatibleClass: SF_ERR_INCOMPATIBLE_CLASS
         }
     }
 
+    /// A readable form, for logs and test failures.
     public var description: String {
         switch self {
         case let .doesNotRecognizeSelector(cls, sel, isMeta):
@@ -79,6 +87,10 @@ public enum RuntimeError: Error, Equatable, CustomStringConvertible, Sendable {
             "forwarding -[\(cls) \(sel)] failed: \(reason)"
         case let .implementationFailed(cls, sel, reason):
             "-[\(cls) \(sel)] failed: \(reason)"
+        case let .duplicateProtocol(name):
+            "a protocol named '\(name)' is already registered"
+        case let .incompatibleClass(cls, target, reason):
+            "an instance of '\(cls)' cannot become '\(target)': \(reason)"
         }
     }
 

@@ -20,6 +20,7 @@ size_t cf_heap_in_use(void);
 int cf_scenario_ivar_alignment(const char *name);
 int cf_scenario_resolver_caching(const char *name);
 int cf_scenario_forwarding_imp(const char *name);
+int cf_scenario_protocols(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */

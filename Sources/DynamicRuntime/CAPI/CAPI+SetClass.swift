@@ -1,0 +1,15 @@
+import CShims
+
+@_cdecl("sf_object_setClass")
+func sf_object_setClass_impl(_ obj: sf_id?, _ cls: sf_class_t?) -> sf_class_t? {
+    guard let obj, let cls else {
+        return fail(.invalidArgument(className: "-", selector: "-", reason: "object or class is NULL"), nil)
+    }
+    do {
+        let previous = try ObjectRef(obj).setClass(RuntimeClass.from(cls))
+        succeed()
+        return previous.raw
+    } catch {
+        return fail(error, nil)
+    }
+}

@@ -1,0 +1,51 @@
+import CShims
+import Glibc
+
+/// isa swizzling (`object_setClass`), the mechanism of KVO-style observers, with the checks
+/// that keep it memory-safe: the new class must fit the object's allocation and hold its
+/// strong object slots at the same offsets, so no ivar is read past the object, no pointer is
+/// released that is not one, and none is stranded.
+extension MessageReceiver {
+    /// Makes `cls` the object's class and returns the previous one.
+    ///
+    /// - Throws: `incompatibleClass` when `cls` is larger than the object's allocation, needs
+    ///   more alignment, or keeps strong ivars at other offsets; when the object has per-object
+    ///   hooks or is being deallocated. `invalidArgument` for nil, a class object, a metaclass,
+    ///   or an unregistered class.
+    @discardableResult
+    public func setClass(_ cls: RuntimeClass) throws(RuntimeError) -> RuntimeClass {
+        guard let obj = receiver.raw else {
+            throw .invalidArgument(className: "nil", selector: "-", reason: "setClass on nil")
+        }
+        guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
+            throw .invalidArgument(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",
+                                   reason: "a class object's class is its metaclass and cannot be changed")
+        }
+        guard !cls.isMetaclass, !cls.isHidden else {
+            throw .invalidArgument(className: cls.name, selector: "-", reason: "an instance's class must be an ordinary class")
+        }
+        return try Runtime.state.lock.withLock { () throws(RuntimeError) -> RuntimeClass in
+            let isa = sf_object_isa(obj)!
+            let current = RuntimeClass.from(sf_object_getClass(obj)!)
+            guard cls.isRegistered, !cls.isDisposed else { throw .classNotRegistered(name: cls.name, operation: "make it an object's class") }
+            if current === cls { return current }
+            func refuse(_ reason: String) -> RuntimeError { .incompatibleClass(className: current.name, target: cls.name, reason: reason) }
+            if sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) != 0 { throw refuse("the object is being deallocated") }
+            if sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 { throw refuse("the object has per-object hooks; remove them first") }
+            let allocated = sf_object_allocated_size(obj)
+            if cls.instanceSize > allocated {
+                throw refuse("its instances are \(cls.instanceSize) bytes; this object has \(allocated)")
+            }
+            if cls.instanceAlignment > current.instanceAlignment, Int(bitPattern: UInt(bitPattern: obj)) % cls.instanceAlignment != 0 {
+                throw refuse("its ivars need \(cls.instanceAlignment)-byte alignment")
+            }
+            if Set(cls.objectIvarOffsets) != Set(current.objectIvarOffsets) {
+                throw refuse("strong object ivars at offsets \(cls.objectIvarOffsets.sorted()), not \(current.objectIvarOffsets.sorted())")
+            }
+            sf_class_adjust_live_instances(cls.raw, 1)
+            sf_object_set_isa(obj, cls.raw)
+            sf_class_adjust_live_instances(current.raw, -1)
+            return current
+        }
+    }
+}
