@@ -2,7 +2,7 @@ import CShims
 import XCTest
 @testable import DynamicRuntime
 
-/// The scalar type codes are listed twice, once per language: CShims/sf_type_codes.h (libffi
+/// The scalar type codes are listed twice, once per language: CShims/internal/sf_type_codes.h (libffi
 /// types, key codes) and `TypeEncoding.scalarCode`. These tests hold the two to the same rows.
 final class TypeCodeTableTests: XCTestCase {
     private func swiftType(for character: UInt8) -> TypeEncoding? {

@@ -76,6 +76,7 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         return bytes.withUnsafeBytes { $0.loadUnaligned(as: T.self) }
     }
 
+    /// A readable form, for logs and test failures.
     public var description: String {
         switch self {
         case .void: "void"
@@ -193,6 +194,8 @@ extension DynamicValue {
 extension DynamicValue: MessageArgument {
     /// A dynamic value has no static encoding; sends check its case's encoding instead.
     public static var typeEncoding: TypeEncoding { .pointer(nil) }
+    /// Reads a value from argument storage.
     public init(argumentStorage: UnsafeRawPointer) { self = .pointer(argumentStorage.load(as: UnsafeRawPointer?.self)) }
+    /// Writes the value to argument storage (borrowed for the call: no retain).
     public func storeArgument(to storage: UnsafeMutableRawPointer) { store(to: storage, isReturn: false) }
 }

@@ -21,15 +21,21 @@ public protocol MessageArgument {
 }
 
 extension MessageArgument {
+    /// Whether a NULL in argument storage is a valid value of the type.
     public static var acceptsNull: Bool { true }
+    /// The type's code in a signature's packed key.
     public static var keyCode: UInt64 { typeEncoding.keyCode }
+    /// Whether the value travels in one integer register.
     public static var passesInWord: Bool { false }
+    /// The register value when `passesInWord`.
     public var argumentWord: UInt64 { 0 }
     static var storageSize: Int { MemoryLayout<Self>.size }
 }
 
 extension MessageArgument where Self: WordRepresentable {
+    /// Whether the value travels in one integer register.
     public static var passesInWord: Bool { true }
+    /// The register value when `passesInWord`.
     public var argumentWord: UInt64 { word }
 }
 

@@ -27,7 +27,9 @@ public protocol MessageReturn {
 }
 
 extension MessageReturn {
+    /// The return type's code in a signature's packed key.
     public static var returnKeyCode: UInt64 { returnEncoding.keyCode }
+    /// How the value comes back from a C call.
     public static var returnKind: ReturnKind { .other }
 
     /// Rebuilds a value returned in a register.
@@ -38,6 +40,7 @@ extension MessageReturn {
 }
 
 extension MessageReturn where Self: WordRepresentable {
+    /// How the value comes back from a C call.
     public static var returnKind: ReturnKind { .word }
 }
 

@@ -9,6 +9,8 @@ import CShims
 public protocol StructMessageValue: MessageValue, BitwiseCopyable {}
 
 extension StructMessageValue {
+    /// Reads (and takes ownership of) a value from return storage.
     public init(returnStorage: UnsafeRawPointer) { self = returnStorage.loadUnaligned(as: Self.self) }
+    /// Writes the value to return storage, giving the caller a +1 reference for objects.
     public func storeReturn(to storage: UnsafeMutableRawPointer) { storage.storeBytes(of: self, as: Self.self) }
 }

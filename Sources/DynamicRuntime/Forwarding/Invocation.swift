@@ -150,6 +150,7 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
         try Runtime.rethrowPending()
     }
 
+    /// A readable form, for logs and test failures.
     public var description: String {
         let args = argumentValues.map(\.description).joined(separator: ", ")
         return "<Invocation -[\(className) \(selector.name)](\(args)) \(signature.encoding)>"

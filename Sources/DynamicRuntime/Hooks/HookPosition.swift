@@ -12,6 +12,7 @@ public enum HookPosition: Sendable, CustomStringConvertible {
     /// After the original, in the order hooks were added; sees and may change the return value.
     case after
 
+    /// A readable form, for logs and test failures.
     public var description: String {
         switch self {
         case .before: "before"

@@ -25,7 +25,10 @@ public final class HookToken: Hashable, @unchecked Sendable, CustomStringConvert
     @discardableResult
     public func remove() -> Bool { HookRegistry.remove(self) }
 
+    /// Whether the two are the same (identity, not contents).
     public static func == (a: HookToken, b: HookToken) -> Bool { a === b }
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// A readable form, for logs and test failures.
     public var description: String { "HookToken(\(position) -[\(hook.cls.name) \(hook.selector.name)])" }
 }

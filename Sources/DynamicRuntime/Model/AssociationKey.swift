@@ -9,7 +9,10 @@ public final class AssociationKey: Hashable, Sendable, CustomStringConvertible {
     public init(_ label: String = "") { self.label = label }
     /// The key as the C API sees it.
     public var rawKey: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+    /// Whether the two are the same (identity, not contents).
     public static func == (a: AssociationKey, b: AssociationKey) -> Bool { a === b }
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// A readable form, for logs and test failures.
     public var description: String { "AssociationKey(\(label))" }
 }

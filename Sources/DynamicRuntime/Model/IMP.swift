@@ -32,7 +32,10 @@ public struct IMP: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// Whether this IMP runs a Swift closure (a trampoline or libffi closure made by the runtime).
     public var isClosure: Bool { owner != nil }
 
+    /// Whether the two are the same (identity, not contents).
     public static func == (a: IMP, b: IMP) -> Bool { a.address == b.address }
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(address) }
+    /// A readable form, for logs and test failures.
     public var description: String { "IMP(\(address))" }
 }

@@ -16,8 +16,11 @@ public struct Method: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// The C handle, for the C API.
     public var raw: sf_method_t { record.raw }
 
+    /// Whether the two are the same (identity, not contents).
     public static func == (a: Method, b: Method) -> Bool { a.record === b.record }
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(record)) }
+    /// A readable form, for logs and test failures.
     public var description: String {
         "\(owningClass.isMetaclass ? "+" : "-")[\(owningClass.name) \(selector.name)] \(signature.encoding)"
     }

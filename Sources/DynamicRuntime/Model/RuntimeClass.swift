@@ -179,7 +179,10 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
 
     // MARK: - Identity
 
+    /// Whether the two are the same (identity, not contents).
     public static func == (a: RuntimeClass, b: RuntimeClass) -> Bool { a === b }
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// A readable form, for logs and test failures.
     public var description: String { isMetaclass ? "<metaclass \(name)>" : "<class \(name)>" }
 }

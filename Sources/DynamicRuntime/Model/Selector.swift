@@ -19,6 +19,7 @@ public struct Selector: Hashable, @unchecked Sendable, CustomStringConvertible, 
         self.raw = raw
     }
 
+    /// The selector named by a string literal (interned, like `init(_:)`).
     public init(stringLiteral value: String) {
         self.init(value)
     }
@@ -29,8 +30,11 @@ public struct Selector: Hashable, @unchecked Sendable, CustomStringConvertible, 
     /// The number of arguments the name implies (its colons), as in Objective-C.
     public var colonCount: Int { name.utf8.reduce(0) { $0 + ($1 == UInt8(ascii: ":") ? 1 : 0) } }
 
+    /// A readable form, for logs and test failures.
     public var description: String { name }
 
+    /// Whether the two are the same (identity, not contents).
     public static func == (a: Selector, b: Selector) -> Bool { a.raw == b.raw }
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(UnsafeRawPointer(raw)) }
 }

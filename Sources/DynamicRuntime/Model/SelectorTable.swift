@@ -29,14 +29,8 @@ final class SelectorTable: @unchecked Sendable {
         }
     }
 
-    func lookup(_ name: String) -> sf_sel? {
-        lock.withLock { byName[NameKey(name)] }
-    }
-
     /// Whether `p` is a registered selector (any pointer may be asked; none is read).
     func contains(_ p: UnsafeRawPointer) -> Bool {
         lock.withLock { addresses.contains(p) }
     }
-
-    var registeredCount: Int { lock.withLock { byName.count } }
 }

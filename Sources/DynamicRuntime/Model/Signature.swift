@@ -33,9 +33,12 @@ public struct Signature: Hashable, Sendable, CustomStringConvertible {
     /// The C signature, for the C API and libffi.
     public var raw: UnsafePointer<sf_signature> { UnsafePointer(storage.raw) }
 
+    /// A readable form, for logs and test failures.
     public var description: String { encoding }
 
+    /// Whether the two are the same (identity, not contents).
     public static func == (a: Signature, b: Signature) -> Bool { a.storage === b.storage }
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(storage)) }
 
     /// Builds the encoding a Swift closure or call site implies.

@@ -12,7 +12,6 @@ final class SignatureStorage: @unchecked Sendable {
     let argumentSizes: [Int]
     /// Bytes the return value needs (at least a word: libffi widens small integers).
     let returnSize: Int
-    let returnAlignment: Int
     /// Where the arguments sit in registers and on the stack (x86-64), for the trampoline
     /// entries and direct calls; nil when only libffi can carry the signature.
     let layout: UnsafeMutablePointer<sf_tramp_layout>?
@@ -48,7 +47,6 @@ final class SignatureStorage: @unchecked Sendable {
         argumentOffsets = offsets
         argumentSizes = sizes
         returnSize = max(Int(sf_ffi_type_size(ffiReturn)), MemoryLayout<UInt64>.size)
-        returnAlignment = max(Int(sf_ffi_type_alignment(ffiReturn)), MemoryLayout<UInt64>.alignment)
 
         var key: UInt64 = returnType.keyCode
         if key != 0, argumentTypes.count - 2 <= 11 {

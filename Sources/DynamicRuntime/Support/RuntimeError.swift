@@ -56,6 +56,7 @@ public enum RuntimeError: Error, Equatable, CustomStringConvertible, Sendable {
         }
     }
 
+    /// A readable form, for logs and test failures.
     public var description: String {
         switch self {
         case let .doesNotRecognizeSelector(cls, sel, isMeta):
