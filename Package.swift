@@ -76,8 +76,10 @@ let package = Package(
             dependencies: ["CShims", "DynamicRuntime", "MessageThrottleCAPI"],
             path: "Tests/CInteropFixtures"
         ),
-        .testTarget(name: "DynamicRuntimeTests", dependencies: ["DynamicRuntime"]),
-        .testTarget(name: "MessageThrottleTests", dependencies: ["MessageThrottle"]),
+        // What every test target shares: unique class names, the lock box, the known-bug skip.
+        .target(name: "TestSupport", dependencies: ["DynamicRuntime"], path: "Tests/TestSupport"),
+        .testTarget(name: "DynamicRuntimeTests", dependencies: ["DynamicRuntime", "TestSupport"]),
+        .testTarget(name: "MessageThrottleTests", dependencies: ["MessageThrottle", "TestSupport"]),
         .testTarget(name: "SelectorRunLoopTests", dependencies: ["SelectorRunLoop"]),
         .testTarget(name: "CInteropTests", dependencies: ["CInteropFixtures", "DynamicRuntime"]),
 
@@ -88,8 +90,8 @@ let package = Package(
         .executableTarget(name: "SFFuzz", dependencies: ["FuzzTargets"], path: "Sources/SFFuzz"),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
         // Class names containing "Stress" or "Concurrency" also run under TSan in .ci/run.
-        .testTarget(name: "StressTests", dependencies: ["MessageThrottle"]),
-        .testTarget(name: "ReliabilityTests", dependencies: ["DynamicRuntime", "MessageThrottle"]),
+        .testTarget(name: "StressTests", dependencies: ["MessageThrottle", "TestSupport"]),
+        .testTarget(name: "ReliabilityTests", dependencies: ["DynamicRuntime", "MessageThrottle", "TestSupport"]),
         // Runs the built `forwarding` executable as a user would; no dependency, so that the
         // executable's malloc counter stays out of the test process.
         .testTarget(name: "ForwardingToolTests"),

@@ -1,3 +1,4 @@
+import TestSupport
 import CShims
 import Synchronization
 import XCTest

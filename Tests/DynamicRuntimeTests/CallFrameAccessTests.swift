@@ -1,5 +1,6 @@
 // Invocation and HookContext read and write their frames through one accessor: the same
 // names, the same checks, the same errors.
+import TestSupport
 import XCTest
 @testable import DynamicRuntime
 

@@ -1,5 +1,6 @@
 // One miss sequence for both kinds of frame: a Swift send and sf_msg_send visit the same
 // stages, in the same order, and end the same way.
+import TestSupport
 import CShims
 import XCTest
 @testable import DynamicRuntime

@@ -1,33 +1,13 @@
 // Regression tests for forwarding-related bugs found outside the forwarding files (CShims,
 // MessageSend, CAPI, Object). All are fixed; each test reproduces the original failure.
+import TestSupport
 import CShims
 import XCTest
 @testable import DynamicRuntime
 
 final class ForwardingKnownBugTests: XCTestCase {
-    /// Regression (fixed, cache.c): `sf_empty_cache` had no bucket of its own, so the first
-    /// probe of a fresh class read a neighbouring global as bucket 0 and could spin forever
-    /// while a grown cache waited in the retired list.
-    func testProbeOfAFreshClassAfterCacheGrowth() throws {
-        let big = try RuntimeClass(name: uniqueClassName("FwdBugBigCache"))
-        for i in 0..<12 {
-            try big.addMethod(Selector("m\(i)")) { (_: ObjectRef) -> Int in i }
-        }
-        let o = try big.createInstance()
-        for i in 0..<12 { XCTAssertEqual(try o.send(Selector("m\(i)")) as Int, i) }  // grows and retires
-        let fresh = try RuntimeClass(name: uniqueClassName("FwdBugFresh"))  // not warmed
-        try fresh.addMethod("one") { (_: ObjectRef) -> Int in 1 }
-        let f = try fresh.createInstance()
-        XCTAssertEqual(try f.send("one") as Int, 1)  // hangs today
-    }
-
-    /// Regression (fixed, CAPI.swift): sf_msg_send(NULL, …) returned SF_ERR_NIL_RECEIVER but
-    /// recorded SF_ERR_INVALID_ARGUMENT for sf_last_error().
-    func testNilReceiverLastErrorMatchesTheReturnedStatus() throws {
-        var ret: Int64 = 0
-        XCTAssertEqual(sf_msg_send(nil, Selector("anything").raw, &ret, nil), SF_ERR_NIL_RECEIVER)
-        XCTAssertEqual(sf_last_error(), SF_ERR_NIL_RECEIVER)
-    }
+    // KB-6 (the empty cache) and KB-8 (sf_msg_send(NULL)) are reproduced once, in
+    // ReliabilityTests/KnownBugTests.swift.
 
     /// Regression (fixed, MessageSend.typedMiss): a typed `as: Void.self` send forwarded to a
     /// method returning an object dropped the method's +1 reference: the object leaked.

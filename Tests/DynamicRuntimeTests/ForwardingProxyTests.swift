@@ -1,4 +1,5 @@
 // Acceptance tests for issue 3: NSProxy-style proxies (Proxy.makeClass / Proxy.create).
+import TestSupport
 import CShims
 import XCTest
 @testable import DynamicRuntime

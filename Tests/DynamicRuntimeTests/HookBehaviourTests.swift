@@ -1,6 +1,7 @@
 // Acceptance tests for issue 3: hooking methods by name — positions, order, tokens, dropping
 // and keeping calls, class/inherited/per-instance hooks, exact restoration, super calls,
 // replaceMethod and observers.
+import TestSupport
 import CShims
 import XCTest
 @testable import DynamicRuntime

@@ -2,6 +2,7 @@
 // the same method. Every result must be the hooked or the unhooked one, never garbage. Run
 // these under ThreadSanitizer too:
 //   swift test --sanitize=thread --scratch-path .build-hooks-tsan --filter HookConcurrencyTests
+import TestSupport
 import CShims
 import Foundation
 import XCTest

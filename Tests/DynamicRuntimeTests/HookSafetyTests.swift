@@ -1,5 +1,6 @@
 // Acceptance tests for issue 3: hooks that cannot be installed, hooks that throw, and hooks that
 // send messages back to their own object.
+import TestSupport
 import CShims
 import XCTest
 @testable import DynamicRuntime

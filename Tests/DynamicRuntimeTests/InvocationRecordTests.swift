@@ -1,5 +1,6 @@
 // Acceptance tests for issue 3: Invocation records — typed access, invoking, retaining and
 // replaying on another thread.
+import TestSupport
 import CShims
 import Foundation
 import Glibc

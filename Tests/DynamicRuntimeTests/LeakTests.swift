@@ -1,3 +1,4 @@
+import TestSupport
 import CShims
 import Dispatch
 import XCTest

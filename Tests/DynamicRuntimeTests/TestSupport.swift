@@ -1,3 +1,4 @@
+import TestSupport
 import CShims
 import Foundation
 import Glibc
@@ -7,21 +8,6 @@ import XCTest
 
 /// Class names are process-wide: every test makes its own so tests never collide.
 func uniqueName(_ base: String = #function) -> String { uniqueClassName(base) }
-
-/// A class name no other test in the process uses: `base_<counter>`.
-func uniqueClassName(_ base: String) -> String {
-    let stem = base.filter { $0.isLetter || $0.isNumber }
-    return "\(stem)_\(nameCounter.add(1, ordering: .relaxed).newValue)"
-}
-
-private let nameCounter = Atomic<Int>(0)
-
-/// Skips a test that exposes a known runtime bug; the assertions after it stay compiled and
-/// run again once the line is removed, or now with SF_RUN_KNOWN_BUGS=1 (to check a fix).
-func knownBug(_ description: String) throws {
-    if getenv("SF_RUN_KNOWN_BUGS") != nil { return }
-    throw XCTSkip("BUG: " + description)
-}
 
 /// Asserts that `body` throws exactly `expected`.
 func assertThrows<T>(_ expected: RuntimeError, file: StaticString = #filePath, line: UInt = #line,
@@ -149,18 +135,6 @@ func makeClass(_ base: String, superclass: RuntimeClass? = nil,
 func makeProxyClass(_ base: String,
                     intercept: ((Invocation, _ proceed: () throws -> Void) throws -> Void)? = nil) throws -> RuntimeClass {
     try Proxy.makeClass(name: uniqueClassName(base), intercept: intercept)
-}
-
-// Values shared across threads and closures live in the runtime's own `Locked` box.
-extension Locked {
-    var current: State { withLock { $0 } }
-    func set(_ v: State) { withLock { $0 = v } }
-}
-
-extension Locked {
-    func append<E>(_ element: E) where State == [E] { withLock { $0.append(element) } }
-    /// Empties the array and returns what it held.
-    func take<E>() -> [E] where State == [E] { withLock { (v: inout [E]) -> [E] in defer { v = [] }; return v } }
 }
 
 extension RuntimeError {

@@ -1,6 +1,7 @@
 // Shared by the trampoline tests: every signature class called through closure IMPs and
 // hooks, with deterministic bytes per argument, from a real System V caller (libffi's ffi_call)
 // and from the runtime's own direct call (sf_tramp_call_args).
+import TestSupport
 import CShims
 import Foundation
 import XCTest

@@ -2,6 +2,7 @@
 // closures and hooks, W^X at all times, reuse only after the grace period, and the libffi
 // fallback (forced by SF_TRAMPOLINES=0 in a child process, so that its writable+executable
 // pages never appear in this one).
+import TestSupport
 import CShims
 import Foundation
 import XCTest

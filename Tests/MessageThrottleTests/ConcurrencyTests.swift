@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import MessageThrottle
 import XCTest
@@ -16,10 +17,10 @@ final class ConcurrencyTests: XCTestCase {
             let h = Harness(mode, .milliseconds(5))
             let threads = 8
             let perThread = 400
-            let running = Flag()
+            let running = Locked(false)
             let tickerDone = DispatchSemaphore(value: 0)
             Thread {
-                while !running.isSet { h.clock.advance(by: .microseconds(300)) }
+                while !running.current { h.clock.advance(by: .microseconds(300)) }
                 tickerDone.signal()
             }.start()
             let outcomes = Tracker()
@@ -33,7 +34,7 @@ final class ConcurrencyTests: XCTestCase {
                     if i % 50 == 0 { h.limiter.mode = mode } // exercise the setter under contention
                 }
             }
-            running.set()
+            running.set(true)
             tickerDone.wait()
             h.clock.advance(by: .seconds(1))
             check(h, mode: mode, total: threads * perThread, reportedDropped: outcomes.rejected.count)
@@ -92,11 +93,4 @@ final class ConcurrencyTests: XCTestCase {
         }
         if case .firstly = mode { XCTAssertEqual(performed + reportedDropped, total, file: file, line: line) }
     }
-}
-
-final class Flag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
-    var isSet: Bool { lock.withLock { value } }
-    func set() { lock.withLock { value = true } }
 }

@@ -1,3 +1,4 @@
+import TestSupport
 import MessageThrottle
 import XCTest
 

@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import XCTest
 @testable import DynamicRuntime
@@ -56,12 +57,12 @@ final class EngineConcurrencyTests: XCTestCase {
 
         let senders = 8
         let perSender = 1500
-        let stop = Guarded(false)
-        let sendersLeft = Guarded(senders)
-        let atOnce = Guarded<[Int]>([])
-        let wrongReturns = Guarded<[String]>([])
-        let errors = Guarded<[String]>([])
-        let applied = Guarded(0)
+        let stop = Locked(false)
+        let sendersLeft = Locked(senders)
+        let atOnce = Locked<[Int]>([])
+        let wrongReturns = Locked<[String]>([])
+        let errors = Locked<[String]>([])
+        let applied = Locked(0)
 
         onThreads(senders + 2) { t in
             var rng = SystemRandomNumberGenerator()
@@ -72,34 +73,34 @@ final class EngineConcurrencyTests: XCTestCase {
                     let obj = objects[Int.random(in: 0..<objects.count, using: &rng)]
                     do {
                         let r = try obj.send("tick:", id, as: Int.self)
-                        if r == id * 10 { atOnce.mutate { $0.append(id) } } else if r != 0 {
-                            wrongReturns.mutate { $0.append("\(id) -> \(r)") }
+                        if r == id * 10 { atOnce.withLock { $0.append(id) } } else if r != 0 {
+                            wrongReturns.withLock { $0.append("\(id) -> \(r)") }
                         }
                         if i % 8 == 0 {
                             let arg = try payload.createInstance()
                             try withExtendedLifetime(arg) { try obj.send("take:", arg.ref, as: Void.self) }
                         }
                     } catch {
-                        errors.mutate { $0.append("\(error)") }
+                        errors.withLock { $0.append("\(error)") }
                     }
                 }
                 // The last sender to finish stops the appliers.
-                if sendersLeft.mutate({ n -> Int in n -= 1; return n }) == 0 { stop.mutate { $0 = true } }
+                if sendersLeft.withLock({ n -> Int in n -= 1; return n }) == 0 { stop.withLock { $0 = true } }
                 return
             }
             // An applier / editor / discarder.
-            while !stop.value {
+            while !stop.current {
                 let rules = engine.rules
                 switch Int.random(in: 0..<10, using: &rng) {
                 case 0, 1:
                     let mode = Self.modes.randomElement(using: &rng)!
                     let d = Duration.microseconds(Int.random(in: -100...2000, using: &rng))
-                    if (try? cls.limit("tick:", oncePer: d, mode: mode, in: engine)) != nil { applied.mutate { $0 += 1 } }
+                    if (try? cls.limit("tick:", oncePer: d, mode: mode, in: engine)) != nil { applied.withLock { $0 += 1 } }
                 case 2, 3:
                     let mode = Self.modes.randomElement(using: &rng)!
                     let obj = objects.randomElement(using: &rng)!
                     let d = Duration.microseconds(Int.random(in: 0...2000, using: &rng))
-                    if (try? obj.limit("tick:", oncePer: d, mode: mode, in: engine)) != nil { applied.mutate { $0 += 1 } }
+                    if (try? obj.limit("tick:", oncePer: d, mode: mode, in: engine)) != nil { applied.withLock { $0 += 1 } }
                 case 4:
                     if let obj = objects.randomElement(using: &rng) {
                         _ = try? obj.limit("take:", oncePer: .microseconds(500), mode: .debounce, in: engine)
@@ -116,10 +117,10 @@ final class EngineConcurrencyTests: XCTestCase {
                 _ = rules.first.flatMap { _ in engine.rule(for: objects[0], selector: "tick:") }
             }
         }
-        XCTAssertTrue(errors.value.isEmpty, "\(errors.value.prefix(5))")
-        XCTAssertTrue(wrongReturns.value.isEmpty, "\(wrongReturns.value.prefix(5))")
-        XCTAssertGreaterThan(applied.value, 0)
-        finish(engine: engine, queue: queue, log: log, original: original, cls: cls, atOnce: atOnce.value,
+        XCTAssertTrue(errors.current.isEmpty, "\(errors.current.prefix(5))")
+        XCTAssertTrue(wrongReturns.current.isEmpty, "\(wrongReturns.current.prefix(5))")
+        XCTAssertGreaterThan(applied.current, 0)
+        finish(engine: engine, queue: queue, log: log, original: original, cls: cls, atOnce: atOnce.current,
                total: senders * perSender, baseline: baseline)
     }
 
@@ -149,23 +150,23 @@ final class EngineConcurrencyTests: XCTestCase {
             for _ in 1..<8 { chain.append(try RuntimeClass(name: uniqueClassName("ConflictSub"), superclass: chain.last!)) }
             let classes = chain
             let obj = try chain[0].createInstance()
-            let classWins = Guarded(0)
-            let objectWins = Guarded(0)
-            let otherErrors = Guarded<[String]>([])
+            let classWins = Locked(0)
+            let objectWins = Locked(0)
+            let otherErrors = Locked<[String]>([])
             onThreads(8) { t in
                 for (target, wins) in [(classes[t] as any MessageReceiver, classWins), (obj as any MessageReceiver, objectWins)] {
                     do {
                         _ = try target.limit("tick:", oncePer: .milliseconds(10), mode: .firstly, executor: nil, in: engine)
-                        wins.mutate { $0 += 1 }
+                        wins.withLock { $0 += 1 }
                     } catch ThrottleError.conflictingRule {
                     } catch {
-                        otherErrors.mutate { $0.append("\(error)") }
+                        otherErrors.withLock { $0.append("\(error)") }
                     }
                 }
             }
-            XCTAssertEqual(classWins.value, 1, "round \(round)")
-            XCTAssertEqual(objectWins.value, 1, "round \(round)")
-            XCTAssertEqual(otherErrors.value, [], "round \(round)")
+            XCTAssertEqual(classWins.current, 1, "round \(round)")
+            XCTAssertEqual(objectWins.current, 1, "round \(round)")
+            XCTAssertEqual(otherErrors.current, [], "round \(round)")
             XCTAssertEqual(engine.rules.count, 2)
             engine.discardAll()
         }
@@ -180,15 +181,15 @@ final class EngineConcurrencyTests: XCTestCase {
         let engine = Engine(executor: DispatchQueueExecutor(queue: queue))
         // Count this test's own objects: earlier tests' objects may still die meanwhile (on
         // their queues or after a grace period), so the global live count is no baseline.
-        let created = Guarded(0)
-        let died = Guarded(0)
+        let created = Locked(0)
+        let died = Locked(0)
         @Sendable func tracked<T: MessageReceiver>(_ obj: T) -> T {
-            created.mutate { $0 += 1 }
-            _ = obj.onDeallocate { _ in died.mutate { $0 += 1 } }
+            created.withLock { $0 += 1 }
+            _ = obj.onDeallocate { _ in died.withLock { $0 += 1 } }
             return obj
         }
         let perThread = 150
-        let errors = Guarded<[String]>([])
+        let errors = Locked<[String]>([])
         onThreads(8) { t in
             var rng = SystemRandomNumberGenerator()
             for i in 0..<perThread {
@@ -202,20 +203,20 @@ final class EngineConcurrencyTests: XCTestCase {
                         try withExtendedLifetime(arg) { try obj.send("take:", arg.ref, as: Void.self) }
                     }
                 } catch {
-                    errors.mutate { $0.append("\(error)") }
+                    errors.withLock { $0.append("\(error)") }
                 }
             }
         }
-        XCTAssertEqual(errors.value, [])
+        XCTAssertEqual(errors.current, [])
         // Every object dies once its pending message has run; give the queue time.
         let deadline = Date().addingTimeInterval(30)
         while !engine.rules.isEmpty, Date() < deadline { queue.sync {}; usleep(2000) }
         queue.sync {}
         XCTAssertEqual(engine.rules.count, 0, "every rule went with its object")
         collectRuntimeGarbage()
-        while died.value < created.value, Date() < deadline { queue.sync {}; collectRuntimeGarbage(); usleep(2000) }
-        XCTAssertGreaterThan(created.value, 0)
-        XCTAssertEqual(died.value, created.value, "objects, arguments and records all released")
+        while died.current < created.current, Date() < deadline { queue.sync {}; collectRuntimeGarbage(); usleep(2000) }
+        XCTAssertGreaterThan(created.current, 0)
+        XCTAssertEqual(died.current, created.current, "objects, arguments and records all released")
     }
 
     /// A rule is applied to an object whose last other reference is released at the same
@@ -227,7 +228,7 @@ final class EngineConcurrencyTests: XCTestCase {
         let (cls, _) = try makeClasses(log)
         let queue = DispatchQueue(label: "engine.concurrency.lastref")
         let engine = Engine(executor: DispatchQueueExecutor(queue: queue))
-        let outcomes = Guarded<[String: Int]>([:])
+        let outcomes = Locked<[String: Int]>([:])
         onThreads(2) { t in
             var rng = SystemRandomNumberGenerator()
             let clock = MonotonicClock()
@@ -244,20 +245,20 @@ final class EngineConcurrencyTests: XCTestCase {
                     while clock.now < until {}
                     do {
                         try later.apply(in: engine)
-                        outcomes.mutate { $0["applied", default: 0] += 1 }
+                        outcomes.withLock { $0["applied", default: 0] += 1 }
                     } catch ThrottleError.targetDeallocated {
-                        outcomes.mutate { $0["gone", default: 0] += 1 }
+                        outcomes.withLock { $0["gone", default: 0] += 1 }
                     }
                 } catch {
-                    outcomes.mutate { $0["\(error)", default: 0] += 1 }
+                    outcomes.withLock { $0["\(error)", default: 0] += 1 }
                 }
             }
         }
         let deadline = Date().addingTimeInterval(30)
         while !engine.rules.isEmpty, Date() < deadline { queue.sync {}; usleep(2000) }
         XCTAssertEqual(engine.rules.count, 0, "every rule went with its object")
-        XCTAssertEqual(outcomes.value.values.reduce(0, +), 600)
-        XCTAssertEqual(Set(outcomes.value.keys).subtracting(["applied", "gone"]), [], "\(outcomes.value)")
+        XCTAssertEqual(outcomes.current.values.reduce(0, +), 600)
+        XCTAssertEqual(Set(outcomes.current.keys).subtracting(["applied", "gone"]), [], "\(outcomes.current)")
     }
 
     /// Two threads edit a rule's mode and duration while a third applies and discards it; a
@@ -268,7 +269,7 @@ final class EngineConcurrencyTests: XCTestCase {
         let obj = try fx.instance()
         let rule = Rule(target: obj, selector: "tick:", duration: .milliseconds(1), mode: .firstly)
         let rounds = 3000
-        let mismatches = Guarded<[String]>([])
+        let mismatches = Locked<[String]>([])
         let go = (0..<3).map { _ in DispatchSemaphore(value: 0) }
         let done = DispatchSemaphore(value: 0)
         let modes = Self.modes
@@ -281,7 +282,7 @@ final class EngineConcurrencyTests: XCTestCase {
                     if let limiter = rule.applied?.limiter {
                         let (mode, duration) = (rule.mode, rule.duration)
                         if limiter.mode != mode || limiter.duration != duration {
-                            mismatches.mutate {
+                            mismatches.withLock {
                                 $0.append("round \(round): rule \(mode) \(duration), limiter \(limiter.mode) \(limiter.duration)")
                             }
                         }
@@ -301,7 +302,7 @@ final class EngineConcurrencyTests: XCTestCase {
                 done.signal()
             }
         }
-        XCTAssertEqual(mismatches.value.count, 0, "\(mismatches.value.prefix(5))")
+        XCTAssertEqual(mismatches.current.count, 0, "\(mismatches.current.prefix(5))")
         rule.discard()
     }
 
@@ -323,26 +324,26 @@ final class EngineConcurrencyTests: XCTestCase {
             let rule = Rule(target: cls, selector: "tick:", duration: .seconds(3600), mode: .last)
             try engine.apply(rule)
             let state = try XCTUnwrap(rule.applied)
-            let deferred = Guarded<[Int]>([])
-            let discarded = Guarded(false)
+            let deferred = Locked<[Int]>([])
+            let discarded = Locked(false)
             onThreads(senders + 1) { t in
                 if t == senders {
                     // Discard while the senders are mid-stream.
-                    while deferred.value.count < 8 {}
+                    while deferred.current.count < 8 {}
                     rule.discard(pending: policy)
-                    discarded.mutate { $0 = true }
+                    discarded.withLock { $0 = true }
                     return
                 }
                 for i in 0..<200 {
                     let id = round * 100_000 + t * 1000 + i + 1
-                    if (try? obj.send("tick:", id, as: Int.self)) == 0 { deferred.mutate { $0.append(id) } }
-                    if discarded.value { break }
+                    if (try? obj.send("tick:", id, as: Int.self)) == 0 { deferred.withLock { $0.append(id) } }
+                    if discarded.current { break }
                 }
             }
             if state.limiter.pending != nil { stranded.append("round \(round) (\(policy))") }
             let performed = Set(log.hits.map(\.arg))
-            if policy == .flush, !deferred.value.isEmpty, !deferred.value.contains(where: performed.contains) {
-                deferredButLost.append("round \(round): \(deferred.value.count) deferred, none performed")
+            if policy == .flush, !deferred.current.isEmpty, !deferred.current.contains(where: performed.contains) {
+                deferredButLost.append("round \(round): \(deferred.current.count) deferred, none performed")
             }
         }
         XCTAssertEqual(stranded, [], "deferred messages left in discarded rules")

@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import XCTest
 @testable import DynamicRuntime
@@ -225,15 +226,15 @@ final class EngineControlTests: XCTestCase {
         }
         try fx.engine.apply(rule)
         XCTAssertEqual(try fx.tick(obj, 1, at: 0), 0)
-        let result = Guarded(-1)
-        Thread { result.mutate { $0 = (try? obj.send("tick:", 2, as: Int.self)) ?? -2 }; returned.signal() }.start()
+        let result = Locked(-1)
+        Thread { result.withLock { $0 = (try? obj.send("tick:", 2, as: Int.self)) ?? -2 }; returned.signal() }.start()
         entered.wait()   // the sender is inside the hook
         fx.log.setOnCall { h in
             // The discard is performing message 1: let the sender defer message 2 now.
             if h.arg == 1 { proceed.signal(); returned.wait() }
         }
         XCTAssertTrue(fx.engine.discard(rule, pending: .flush))
-        XCTAssertEqual(result.value, 0, "the sender was told its message was deferred")
+        XCTAssertEqual(result.current, 0, "the sender was told its message was deferred")
         XCTAssertEqual(fx.hits, [hit(1, 0), hit(2, 0)], "both performed before discard returned")
         XCTAssertEqual(fx.log.threads.map { pthread_equal($0, pthread_self()) != 0 }, [true, true], "on the discarding thread")
         XCTAssertNil(rule.pendingInvocation)
@@ -255,9 +256,9 @@ final class EngineControlTests: XCTestCase {
             }
             try fx.engine.apply(rule)
             let state = try XCTUnwrap(rule.applied)
-            let result = Guarded(-1)
+            let result = Locked(-1)
             let sender = Thread {
-                result.mutate { $0 = (try? obj.send("tick:", 2, as: Int.self)) ?? -2 }
+                result.withLock { $0 = (try? obj.send("tick:", 2, as: Int.self)) ?? -2 }
                 returned.signal()
             }
             sender.start()
@@ -266,7 +267,7 @@ final class EngineControlTests: XCTestCase {
             XCTAssertEqual(fx.hits, [])
             proceed.signal()
             returned.wait()
-            XCTAssertEqual(result.value, -7, "\(policy): the caller got the suppressed value")
+            XCTAssertEqual(result.current, -7, "\(policy): the caller got the suppressed value")
             XCTAssertEqual(fx.hits, policy == .flush ? [hit(2, 0)] : [], "\(policy)")
             XCTAssertNil(state.limiter.pending, "\(policy): nothing left in the discarded rule")
             fx.advance(to: 1000)
@@ -344,14 +345,14 @@ final class EngineControlTests: XCTestCase {
         let fx = try makeFixture()
         let obj = try fx.instance()
         let rule = try obj.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
-        let seen = Guarded<[Int]>([])
+        let seen = Locked<[Int]>([])
         // Weakly: the rule keeps its alwaysInvoke closure (a strong capture would be a cycle,
         // reported by LeakSanitizer).
         rule.alwaysInvoke = { [weak rule] r, call in
             XCTAssertTrue(r === rule)
             XCTAssertEqual(call.selector, "tick:")
             let arg = (try? call.argument(at: 0, as: Int.self)) ?? -1
-            seen.mutate { $0.append(arg) }
+            seen.withLock { $0.append(arg) }
             return arg >= 100
         }
         XCTAssertEqual(try fx.tick(obj, 100, at: 0), 1000, "bypassed: performed at once")
@@ -360,7 +361,7 @@ final class EngineControlTests: XCTestCase {
         XCTAssertEqual(try fx.tick(obj, 101, at: 3), 1010, "bypassed inside the window")
         XCTAssertEqual(try fx.tick(obj, 3, at: 4), 0)
         XCTAssertEqual(fx.hits, [hit(100, 0), hit(1, 1), hit(101, 3)])
-        XCTAssertEqual(seen.value, [100, 1, 2, 101, 3])
+        XCTAssertEqual(seen.current, [100, 1, 2, 101, 3])
     }
 
     func testAlwaysInvokeDoesNotDisturbThePendingMessage() throws {
@@ -421,16 +422,16 @@ final class EngineControlTests: XCTestCase {
         }
         let obj = try failing.createInstance()
         let rule = try obj.limit("fail:", oncePer: d, mode: .debounce, in: fx.engine)
-        let errors = Guarded<[String]>([])
-        rule.onDelayedError = { e in errors.mutate { $0.append(String(describing: e)) } }
+        let errors = Locked<[String]>([])
+        rule.onDelayedError = { e in errors.withLock { $0.append(String(describing: e)) } }
         XCTAssertEqual(try obj.send("fail:", -1, as: Int.self), 0)
         fx.advance(to: 1000)
-        XCTAssertEqual(errors.value.count, 1)
-        XCTAssertTrue(errors.value.first?.contains("fail:") ?? false, errors.value.first ?? "")
+        XCTAssertEqual(errors.current.count, 1)
+        XCTAssertTrue(errors.current.first?.contains("fail:") ?? false, errors.current.first ?? "")
         // The rule keeps working.
         XCTAssertEqual(try obj.send("fail:", 5, as: Int.self), 0)
         fx.advance(to: 2000)
-        XCTAssertEqual(errors.value.count, 1)
+        XCTAssertEqual(errors.current.count, 1)
     }
 
     // MARK: - re-entrance
@@ -441,10 +442,10 @@ final class EngineControlTests: XCTestCase {
         let fx = try makeFixture()
         let cls = try RuntimeClass(name: uniqueClassName("SelfDiscard"))
         let engine = fx.engine
-        let calls = Guarded(0)
+        let calls = Locked(0)
         // The class outlives the test, and so would a strongly captured engine.
         try cls.addMethod("once:") { [weak engine] (_: ObjectRef, n: Int) -> Int in
-            calls.mutate { $0 += 1 }
+            calls.withLock { $0 += 1 }
             engine?.discardAll()
             return n
         }
@@ -456,17 +457,17 @@ final class EngineControlTests: XCTestCase {
         XCTAssertEqual(try obj.send("once:", 3, as: Int.self), 3)
         XCTAssertTrue(engine.rules.isEmpty)
         XCTAssertEqual(try obj.send("once:", 4, as: Int.self), 4)
-        XCTAssertEqual(calls.value, 2)
+        XCTAssertEqual(calls.current, 2)
     }
 
     func testADelayedMessageMayDiscardItsOwnRule() throws {
         let fx = try makeFixture()
         let cls = try RuntimeClass(name: uniqueClassName("SelfDiscardLater"))
         let engine = fx.engine
-        let calls = Guarded<[Int]>([])
+        let calls = Locked<[Int]>([])
         // The class outlives the test, and so would a strongly captured engine.
         try cls.addMethod("once:") { [weak engine] (_: ObjectRef, n: Int) -> Int in
-            calls.mutate { $0.append(n) }
+            calls.withLock { $0.append(n) }
             engine?.discardAll()
             return n
         }
@@ -478,7 +479,7 @@ final class EngineControlTests: XCTestCase {
         }
         XCTAssertEqual(try obj.send("once:", 3, as: Int.self), 0)
         fx.advance(to: 1000)
-        XCTAssertEqual(calls.value, [3])
+        XCTAssertEqual(calls.current, [3])
         XCTAssertTrue(engine.rules.isEmpty)
         XCTAssertEqual(try obj.send("once:", 4, as: Int.self), 4)
     }

@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import XCTest
 @testable import DynamicRuntime
@@ -75,26 +76,26 @@ final class EngineHookInteropTests: XCTestCase {
         let fx = try makeFixture()
         let obj = try fx.instance()
         let original = try XCTUnwrap(imp(fx.cls, "tick:"))
-        let seen = Guarded<[Int]>([])
+        let seen = Locked<[Int]>([])
         let userHook = try fx.cls.hook("tick:", .before) { ctx in
-            seen.mutate { $0.append((try? ctx.argument(at: 0, as: Int.self)) ?? -1) }
+            seen.withLock { $0.append((try? ctx.argument(at: 0, as: Int.self)) ?? -1) }
         }
         let hooked = try XCTUnwrap(imp(fx.cls, "tick:"))
         let rule = try fx.cls.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
         XCTAssertEqual(imp(fx.cls, "tick:"), hooked, "one trampoline per method, shared")
         XCTAssertEqual(try fx.tick(obj, 1, at: 0), 10)
         XCTAssertEqual(try fx.tick(obj, 2, at: 1), 0)
-        XCTAssertEqual(seen.value, [1, 2], "before hooks see every call")
+        XCTAssertEqual(seen.current, [1, 2], "before hooks see every call")
         XCTAssertTrue(rule.discard())
         XCTAssertNotEqual(imp(fx.cls, "tick:"), original, "not restored: the user's hook remains")
         XCTAssertTrue(userHook.isActive)
         XCTAssertEqual(try fx.tick(obj, 3, at: 2), 30, "no longer limited")
         XCTAssertEqual(try fx.tick(obj, 4, at: 3), 40)
-        XCTAssertEqual(seen.value, [1, 2, 3, 4], "the user's hook still runs")
+        XCTAssertEqual(seen.current, [1, 2, 3, 4], "the user's hook still runs")
         XCTAssertTrue(userHook.remove())
         XCTAssertEqual(imp(fx.cls, "tick:"), original, "restored once the last hook is gone")
         XCTAssertEqual(try fx.tick(obj, 5, at: 4), 50)
-        XCTAssertEqual(seen.value, [1, 2, 3, 4])
+        XCTAssertEqual(seen.current, [1, 2, 3, 4])
     }
 
     /// The user hooks the method while the rule is applied; discarding the rule leaves it.
@@ -103,17 +104,17 @@ final class EngineHookInteropTests: XCTestCase {
         let obj = try fx.instance()
         let original = try XCTUnwrap(imp(fx.cls, "tick:"))
         let rule = try fx.cls.limit("tick:", oncePer: d, mode: .last, in: fx.engine)
-        let results = Guarded<[Int]>([])
+        let results = Locked<[Int]>([])
         let userHook = try fx.cls.hook("tick:", .after) { ctx in
-            results.mutate { $0.append((try? ctx.returnValue(as: Int.self)) ?? -1) }
+            results.withLock { $0.append((try? ctx.returnValue(as: Int.self)) ?? -1) }
         }
         try fx.tick(obj, 1, at: 0)
         fx.advance(to: 100)
         XCTAssertEqual(fx.hits, [hit(1, 100)])
-        XCTAssertEqual(results.value, [0], "after hooks see the suppressed return")
+        XCTAssertEqual(results.current, [0], "after hooks see the suppressed return")
         rule.discard()
         XCTAssertEqual(try fx.tick(obj, 2, at: 200), 20)
-        XCTAssertEqual(results.value, [0, 20])
+        XCTAssertEqual(results.current, [0, 20])
         userHook.remove()
         XCTAssertEqual(imp(fx.cls, "tick:"), original)
     }
@@ -142,19 +143,19 @@ final class EngineHookInteropTests: XCTestCase {
     func testAUsersPerObjectHookSurvivesAnInstanceRule() throws {
         let fx = try makeFixture()
         let a = try fx.instance()
-        let count = Guarded(0)
-        let userHook = try a.hook("tick:", .before) { _ in count.mutate { $0 += 1 } }
+        let count = Locked(0)
+        let userHook = try a.hook("tick:", .before) { _ in count.withLock { $0 += 1 } }
         let rule = try a.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
         XCTAssertEqual(try fx.tick(a, 1, at: 0), 10)
         XCTAssertEqual(try fx.tick(a, 2, at: 1), 0)
         rule.discard()
         XCTAssertEqual(try fx.tick(a, 3, at: 2), 30)
         XCTAssertEqual(try fx.tick(a, 4, at: 3), 40)
-        XCTAssertEqual(count.value, 4)
+        XCTAssertEqual(count.current, 4)
         XCTAssertTrue(userHook.isActive)
         userHook.remove()
         XCTAssertEqual(try fx.tick(a, 5, at: 4), 50)
-        XCTAssertEqual(count.value, 4)
+        XCTAssertEqual(count.current, 4)
     }
 
     func testApplyingAndDiscardingManyTimesLeavesNoClosuresBehind() throws {

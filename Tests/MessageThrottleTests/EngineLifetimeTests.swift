@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import XCTest
 @testable import DynamicRuntime
@@ -22,8 +23,8 @@ final class EngineLifetimeTests: XCTestCase {
             let closures = Runtime.liveClosureCount
             var obj: Object? = try fx.mortalInstance()
             let weakObj = WeakReference(obj!)
-            let deallocated = Guarded(false)
-            obj!.onDeallocate { _ in deallocated.mutate { $0 = true } }
+            let deallocated = Locked(false)
+            obj!.onDeallocate { _ in deallocated.withLock { $0 = true } }
             let rule = try obj!.limit("tick:", oncePer: d, mode: mode, in: fx.engine)
             var token: HookToken? = try XCTUnwrap(rule.applied?.hook)
             XCTAssertTrue(token!.isActive)
@@ -32,7 +33,7 @@ final class EngineLifetimeTests: XCTestCase {
             XCTAssertEqual(fx.engine.rules.count, 1, "\(mode)")
             XCTAssertTrue(fx.engine.rule(for: obj!, selector: "tick:") === rule, "\(mode)")
             obj = nil
-            XCTAssertTrue(deallocated.value, "\(mode): nothing the engine keeps may retain the target")
+            XCTAssertTrue(deallocated.current, "\(mode): nothing the engine keeps may retain the target")
             XCTAssertNil(weakObj.object, "\(mode)")
             XCTAssertEqual(fx.engine.rules.count, 0, "\(mode): engine.rules shrinks")
             XCTAssertFalse(rule.isApplied, "\(mode)")
@@ -109,18 +110,18 @@ final class EngineLifetimeTests: XCTestCase {
         let baseline = Runtime.liveObjectCount
         var arg: Object? = try fx.payload(42)
         let weakArg = WeakReference(arg!)
-        let deallocatedAt = Guarded<Int?>(nil)
-        arg!.onDeallocate { _ in deallocatedAt.mutate { $0 = fx.log.ms } }
+        let deallocatedAt = Locked<Int?>(nil)
+        arg!.onDeallocate { _ in deallocatedAt.withLock { $0 = fx.log.ms } }
         fx.advance(to: 0)
         try fx.take(obj, arg)
         arg = nil
         XCTAssertNotNil(weakArg.object, "the pending message retains its object argument")
         fx.advance(to: 99)
-        XCTAssertNil(deallocatedAt.value)
+        XCTAssertNil(deallocatedAt.current)
         XCTAssertEqual(fx.log.objectTags, [])
         fx.advance(to: 100)
         XCTAssertEqual(fx.log.objectTags, [42], "the replay sees the live argument")
-        XCTAssertEqual(deallocatedAt.value, 100, "released right after the replay")
+        XCTAssertEqual(deallocatedAt.current, 100, "released right after the replay")
         XCTAssertEqual(Runtime.liveObjectCount, baseline)
     }
 

@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 @testable import DynamicRuntime
 @testable import MessageThrottle
@@ -191,11 +192,11 @@ final class EngineModeTests: XCTestCase {
         let fx = try makeFixture()
         let obj = try fx.instance()
         let rule = try obj.limit("tick:", oncePer: d, mode: .cooldown, in: fx.engine)
-        let rejected = Guarded<[Int]>([])
-        let rejectedTargets = Guarded<[ObjectRef]>([])
+        let rejected = Locked<[Int]>([])
+        let rejectedTargets = Locked<[ObjectRef]>([])
         rule.onReject = { inv in
-            rejected.mutate { $0.append((try? inv.argument(at: 0, as: Int.self)) ?? -1) }
-            rejectedTargets.mutate { $0.append(inv.target) }
+            rejected.withLock { $0.append((try? inv.argument(at: 0, as: Int.self)) ?? -1) }
+            rejectedTargets.withLock { $0.append(inv.target) }
             XCTAssertEqual(inv.selector, "tick:")
         }
         var returns: [Int] = []
@@ -204,8 +205,8 @@ final class EngineModeTests: XCTestCase {
         }
         fx.advance(to: 1000)
         XCTAssertEqual(fx.hits, [hit(1, 0), hit(5, 100), hit(7, 230)])
-        XCTAssertEqual(rejected.value, [2, 3, 4, 6])
-        XCTAssertEqual(rejectedTargets.value, Array(repeating: obj.ref, count: 4))
+        XCTAssertEqual(rejected.current, [2, 3, 4, 6])
+        XCTAssertEqual(rejectedTargets.current, Array(repeating: obj.ref, count: 4))
         XCTAssertEqual(returns, [10, 0, 0, 0, 50, 0, 70])
     }
 
@@ -214,14 +215,14 @@ final class EngineModeTests: XCTestCase {
         let obj = try fx.instance()
         let rule = try obj.limit("tick:", oncePer: d, mode: .cooldown, in: fx.engine)
         let sender = pthread_self()
-        let calls = Guarded(0)
+        let calls = Locked(0)
         rule.onReject = { _ in
             XCTAssertTrue(pthread_equal(pthread_self(), sender) != 0)
-            calls.mutate { $0 += 1 }
+            calls.withLock { $0 += 1 }
         }
         try fx.tick(obj, 1, at: 0)
         try fx.tick(obj, 2, at: 1)
-        XCTAssertEqual(calls.value, 1, "reported before the send returns")
+        XCTAssertEqual(calls.current, 1, "reported before the send returns")
     }
 
     // MARK: - zero and negative durations
@@ -232,8 +233,8 @@ final class EngineModeTests: XCTestCase {
                 let fx = try makeFixture()
                 let obj = try fx.instance()
                 let rule = try obj.limit("tick:", oncePer: duration, mode: mode, in: fx.engine)
-                let rejected = Guarded(0)
-                rule.onReject = { _ in rejected.mutate { $0 += 1 } }
+                let rejected = Locked(0)
+                rule.onReject = { _ in rejected.withLock { $0 += 1 } }
                 var returns: [Int] = []
                 for i in 1...4 { returns.append(try fx.tick(obj, i, at: 0)) }   // same instant
                 for i in 5...6 { returns.append(try fx.tick(obj, i, at: i)) }  // 1 ms apart
@@ -241,7 +242,7 @@ final class EngineModeTests: XCTestCase {
                 XCTAssertEqual(fx.hits.map(\.arg), [1, 2, 3, 4, 5, 6], "\(mode) \(duration)")
                 XCTAssertNil(rule.pendingInvocation, "\(mode) \(duration)")
                 XCTAssertEqual(fx.clock.scheduledCount, 0, "\(mode) \(duration)")
-                XCTAssertEqual(rejected.value, 0, "\(mode) \(duration): cooldown rejects nothing")
+                XCTAssertEqual(rejected.current, 0, "\(mode) \(duration): cooldown rejects nothing")
                 fx.advance(to: 1000)
                 XCTAssertEqual(fx.hits.count, 6, "\(mode) \(duration)")
             }

@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import XCTest
 @testable import DynamicRuntime
@@ -44,20 +45,20 @@ final class EngineRealTimeTests: XCTestCase {
         addTeardownBlock(releasing: engine) { $0.discardAll() }
         let obj = try cls.createInstance()
         let rule = try obj.limit("tick:", oncePer: window, mode: mode, in: engine)
-        let rejected = Guarded<[Int]>([])
-        rule.onReject = { inv in rejected.mutate { $0.append((try? inv.argument(at: 0, as: Int.self)) ?? -1) } }
+        let rejected = Locked<[Int]>([])
+        rule.onReject = { inv in rejected.withLock { $0.append((try? inv.argument(at: 0, as: Int.self)) ?? -1) } }
 
         let done = expectation(description: "\(mode): delayed messages")
         done.expectedFulfillmentCount = max(expectDelayed, 1)
         if expectDelayed == 0 { done.fulfill() }
         let extra = expectation(description: "\(mode): nothing more")
         extra.isInverted = true
-        let delayed = Guarded<[Delayed]>([])
-        let immediate = Guarded<[Int]>([])
+        let delayed = Locked<[Delayed]>([])
+        let immediate = Locked<[Int]>([])
         log.setOnCall { h in
             let onQueue = DispatchQueue.getSpecific(key: key) == 1
-            guard onQueue else { return immediate.mutate { $0.append(h.arg) } }
-            let n = delayed.mutate { list -> Int in
+            guard onQueue else { return immediate.withLock { $0.append(h.arg) } }
+            let n = delayed.withLock { list -> Int in
                 list.append(Delayed(arg: h.arg, at: clock.now, onQueue: onQueue))
                 return list.count
             }
@@ -73,7 +74,7 @@ final class EngineRealTimeTests: XCTestCase {
         wait(for: [done], timeout: timeout)
         wait(for: [extra], timeout: 0.15)
         XCTAssertNil(rule.pendingInvocation, "\(mode)", file: file, line: line)
-        return Outcome(returns: returns, sent: sent, delayed: delayed.value, rejected: rejected.value, immediate: immediate.value)
+        return Outcome(returns: returns, sent: sent, delayed: delayed.current, rejected: rejected.current, immediate: immediate.current)
     }
 
     func testFirstly() throws {
@@ -160,16 +161,16 @@ final class EngineRealTimeTests: XCTestCase {
                         executor: DispatchQueueExecutor(queue: ruleQueue))
         try rule.apply(in: engine)
         let done = expectation(description: "performed on the rule's queue")
-        let where_ = Guarded<[String]>([])
+        let where_ = Locked<[String]>([])
         log.setOnCall { h in
-            where_.mutate { $0.append("\(h.arg):\(DispatchQueue.getSpecific(key: key) ?? "caller")") }
+            where_.withLock { $0.append("\(h.arg):\(DispatchQueue.getSpecific(key: key) ?? "caller")") }
             if h.arg == 1 { done.fulfill() }
         }
         try obj.send("tick:", 1, as: Void.self)
         wait(for: [done], timeout: timeout)
         try obj.send("tick:", 2, as: Void.self)
         XCTAssertTrue(rule.flush())
-        XCTAssertEqual(where_.value, ["1:rule", "2:caller"])
+        XCTAssertEqual(where_.current, ["1:rule", "2:caller"])
         let extra = expectation(description: "nothing more")
         extra.isInverted = true
         log.setOnCall { _ in extra.fulfill() }

@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import XCTest
 @testable import DynamicRuntime
@@ -7,19 +8,6 @@ import XCTest
 // sends, on a virtual clock. Runtime classes are registered process-wide by name, so every
 // fixture makes classes with unique names.
 
-private let nameLock = NSLock()
-nonisolated(unsafe) private var nameCounter = 0
-
-/// A class name no other test uses: `base` (letters and digits only) plus a process-wide counter.
-func uniqueClassName(_ base: String) -> String {
-    let clean = String(base.unicodeScalars.filter { CharacterSet.alphanumerics.contains($0) }.map(Character.init).prefix(40))
-    let n = nameLock.withLock { () -> Int in
-        nameCounter += 1
-        return nameCounter
-    }
-    return "ET\(clean)_\(n)"
-}
-
 /// One real call of a method, as the method itself saw it.
 struct Hit: Equatable, CustomStringConvertible {
     var arg: Int
@@ -28,15 +16,6 @@ struct Hit: Equatable, CustomStringConvertible {
 }
 
 func hit(_ arg: Int, _ ms: Int) -> Hit { Hit(arg: arg, ms: ms) }
-
-/// A mutex-protected value.
-final class Guarded<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _value: Value
-    init(_ value: Value) { _value = value }
-    var value: Value { lock.withLock { _value } }
-    func mutate<T>(_ body: (inout Value) throws -> T) rethrows -> T { try lock.withLock { try body(&_value) } }
-}
 
 /// Thread-safe record of the real calls the fixture's methods received.
 final class CallLog: @unchecked Sendable {
@@ -191,9 +170,9 @@ extension XCTestCase {
     /// LSan does not recognise. Releasing after teardown avoids that without a suppression (a
     /// suppressed side table would also hide its object if that really leaked).
     func addTeardownBlock<T: AnyObject>(releasing value: T, _ body: @escaping (T) -> Void) {
-        let box = Guarded<T?>(value)
+        let box = Locked<T?>(value)
         addTeardownBlock {
-            let taken = box.mutate { held -> T? in
+            let taken = box.withLock { held -> T? in
                 defer { held = nil }
                 return held
             }
@@ -201,11 +180,6 @@ extension XCTestCase {
         }
     }
 }
-
-/// Tests of known bugs outside MessageThrottle's engine (DynamicRuntime, Limiter, Clock,
-/// Executor) are skipped with "BUG: …" unless ENGINE_TESTS_RUN_KNOWN_BUGS=1, which runs them
-/// to show the failure (some crash the test process).
-let runKnownBugs = ProcessInfo.processInfo.environment["ENGINE_TESTS_RUN_KNOWN_BUGS"] == "1"
 
 /// Every mode, for loops over modes.
 let allEngineModes: [ThrottleMode] = [

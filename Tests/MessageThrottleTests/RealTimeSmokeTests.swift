@@ -1,3 +1,4 @@
+import TestSupport
 import Foundation
 import MessageThrottle
 import XCTest
@@ -28,7 +29,7 @@ final class RealTimeSmokeTests: XCTestCase {
             mode: mode, duration: window, executor: DispatchQueueExecutor(queue: queue),
             perform: { probe in
                 XCTAssertEqual(DispatchQueue.getSpecific(key: key), true, "performed on the executor's queue")
-                delayed.mutate { $0.append((probe.id, clock.now)) }
+                delayed.withLock { $0.append((probe.id, clock.now)) }
                 done.fulfill()
             },
             reject: { reject?.reject($0.id) }
@@ -45,7 +46,7 @@ final class RealTimeSmokeTests: XCTestCase {
         Thread.sleep(forTimeInterval: 0.1)
         queue.sync {}
         XCTAssertNil(limiter.pending)
-        return (immediate, delayed.value, sent)
+        return (immediate, delayed.current, sent)
     }
 
     func testFirstly() {
@@ -86,12 +87,4 @@ final class RealTimeSmokeTests: XCTestCase {
         XCTAssertEqual(r.immediate, [1])
         XCTAssertEqual(rejected.rejected, [2, 3])
     }
-}
-
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _value: Value
-    init(_ value: Value) { _value = value }
-    var value: Value { lock.withLock { _value } }
-    func mutate(_ body: (inout Value) -> Void) { lock.withLock { body(&_value) } }
 }

@@ -1,5 +1,6 @@
 // Issue 12: rules intercept calls through trampoline slots, and no page of the process is ever
 // writable and executable at once while rules are applied, called and discarded.
+import TestSupport
 import Foundation
 import XCTest
 @testable import MessageThrottle

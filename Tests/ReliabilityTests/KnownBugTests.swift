@@ -1,3 +1,4 @@
+import TestSupport
 import XCTest
 import Dispatch
 import Foundation
@@ -9,11 +10,7 @@ import CShims
 /// each test asserts the correct behaviour and runs by default as a regression test. A newly
 /// found bug that crashes or hangs goes here behind `openBug()` until its fix lands.
 final class KnownBugTests: XCTestCase {
-    /// Skips a test whose bug is still open (none today); SF_KNOWN_BUGS=1 runs it.
-    func openBug() throws {
-        try XCTSkipUnless(ProcessInfo.processInfo.environment["SF_KNOWN_BUGS"] == "1",
-                          "open bug (docs/reliability.md, Known bugs); run with SF_KNOWN_BUGS=1")
-    }
+    // A test of a bug still open starts with `try openBug("…")` (TestSupport).
 
     /// Asserts that `body` throws `invalidArgument` whose reason contains `reason`.
     func assertInvalidArgument<T>(_ reason: String, className: String? = nil, selector: String,
@@ -174,7 +171,7 @@ final class KnownBugTests: XCTestCase {
 
     func testKB4_deferredDuringDiscardIsFlushed() throws {
         let c = try RuntimeClass(name: "KB4.Target")
-        let performed = LockedList()
+        let performed = Locked<[Int]>([])
         try c.addMethod("ping:") { (_: ObjectRef, id: Int) -> Int in performed.append(id); return id + 1 }
         let o = try c.createInstance()
         let engine = Engine()
@@ -186,14 +183,14 @@ final class KnownBugTests: XCTestCase {
             return false
         }
         try engine.apply(rule)
-        let result = LockedList()
+        let result = Locked<[Int]>([])
         Thread { result.append((try? o.send("ping:", 99) as Int) ?? -1); done.signal() }.start()
         entered.wait()
         XCTAssertTrue(engine.discard(rule, pending: .flush))
         proceed.signal()
         done.wait()
-        XCTAssertEqual(result.values, [0], "the caller was told the message was deferred")
-        XCTAssertEqual(performed.values, [99], "a deferred message of a rule discarded with .flush was never performed")
+        XCTAssertEqual(result.current, [0], "the caller was told the message was deferred")
+        XCTAssertEqual(performed.current, [99], "a deferred message of a rule discarded with .flush was never performed")
     }
 
     // MARK: KB-5 NULL reaches closure parameters of non-optional type (crashes)
@@ -311,11 +308,4 @@ final class KnownBugTests: XCTestCase {
         XCTAssertEqual(try p.send("add:to:", 1, 2) as Int, 3)  // typed: works
         XCTAssertEqual(try p.send("add:to:", 1, 2).intValue, 3)  // dynamic: signatureMismatch
     }
-}
-
-final class LockedList: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [Int] = []
-    func append(_ v: Int) { lock.lock(); items.append(v); lock.unlock() }
-    var values: [Int] { lock.lock(); defer { lock.unlock() }; return items }
 }
