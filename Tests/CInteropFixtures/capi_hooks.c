@@ -1,6 +1,7 @@
 // Hooks, calls and C-function methods through the C API.
 #include "CAPIScenarios.h"
 #include "capi_check.h"
+#include <stdatomic.h>
 
 char fx_capi_failure_text[1024];
 const char *fx_capi_failure(void) { return fx_capi_failure_text; }
@@ -244,3 +245,13 @@ int fx_capi_function_methods(const char *name) {
     CHECK(sf_disposeClassPair(cls) == SF_OK);
     return 0;
 }
+
+/* ---- for CAPIConcurrencyTests: a hook that only counts ---- */
+
+static _Atomic long counting_calls;
+sf_status fx_capi_counting_hook(sf_call_t call, void *context) {
+    (void)call; (void)context;
+    atomic_fetch_add_explicit(&counting_calls, 1, memory_order_relaxed);
+    return SF_OK;
+}
+long fx_capi_counting_hook_calls(void) { return atomic_load(&counting_calls); }

@@ -27,6 +27,10 @@ int fx_capi_rules(const char *name);
 int fx_capi_rule_bad_input(const char *name);
 int fx_capi_introspection(const char *name);
 
+/* A before-hook that counts its calls (thread-safe), and the count. */
+sf_status fx_capi_counting_hook(sf_call_t call, void *context);
+long fx_capi_counting_hook_calls(void);
+
 #ifdef __cplusplus
 }
 #endif
