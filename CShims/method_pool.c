@@ -48,3 +48,8 @@ void sf_method_free(sf_method_t m) {
     free_list = e;
     pthread_mutex_unlock(&pool_lock);
 }
+
+// fork(): the pool's lock is a leaf (taken under the runtime lock, never the other way round),
+// so ForkSafety takes it last and releases it first.
+void sf_method_pool_atfork_prepare(void) { pthread_mutex_lock(&pool_lock); }
+void sf_method_pool_atfork_release(void) { pthread_mutex_unlock(&pool_lock); }

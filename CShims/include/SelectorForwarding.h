@@ -77,6 +77,12 @@ sf_method_t sf_class_getInstanceMethod(sf_class_t cls, sf_sel sel);
  * result is sf_msgForward, never NULL (NULL only for a NULL class or selector).
  */
 sf_imp sf_class_getMethodImplementation(sf_class_t cls, sf_sel sel);
+/* The same for the object's class (its hook subclass included): object_getMethodImplementation. */
+sf_imp sf_object_getMethodImplementation(sf_id obj, sf_sel sel);
+/* The class method (a method of the metaclass) `sel` of `cls`: class_getClassMethod. */
+sf_method_t sf_class_getClassMethod(sf_class_t cls, sf_sel sel);
+/* The selector named `name` if it is registered, else NULL; registers nothing (sel_lookUpByName). */
+sf_sel sf_sel_lookUpName(const char *name);
 /*
  * The forwarding IMP (objc4's _objc_msgForward). Cast to the method's type and called as
  * (self, _cmd, args…) — or installed as a method's IMP — it runs the forwarding path:

@@ -247,6 +247,9 @@ void sf_class_adjust_live_instances(sf_class_t cls, intptr_t delta);
 /* Method entries come from a pool of slabs (method_pool.c), not one malloc each. */
 sf_method_t sf_method_alloc(void);
 void sf_method_free(sf_method_t m);
+/* pthread_atfork: the pool's leaf lock, taken last before fork, released in both processes. */
+void sf_method_pool_atfork_prepare(void);
+void sf_method_pool_atfork_release(void);
 void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signature *sig, void *owner);
 /* Swaps the IMP atomically; returns the previous one. */
 sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp);

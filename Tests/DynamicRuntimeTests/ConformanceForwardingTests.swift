@@ -132,3 +132,34 @@ final class ConformanceForwardingTests: XCTestCase {
         }
     }
 }
+
+/// Lookups of objc4's API: class_getClassMethod, object_getMethodImplementation,
+/// sel_lookUpByName.
+final class ConformanceLookupTests: XCTestCase {
+    func testClassMethodObjectIMPAndSelectorLookUp() throws {
+        let base = try RuntimeClass(name: "CLBase")
+        let sub = try RuntimeClass(name: "CLSub", superclass: base)
+        try base.metaclass.addMethod("make") { (_: ObjectRef) -> Int in 3 }
+        try base.addMethod("value") { (_: ObjectRef) -> Int in 4 }
+        XCTAssertEqual(sub.classMethod(for: "make")?.selector, "make")
+        // As in Objective-C, the root metaclass inherits from the root class.
+        XCTAssertEqual(sub.classMethod(for: "value")?.implementation, base.ownMethod(for: "value")?.implementation)
+        XCTAssertNil(sub.classMethod(for: "absentEverywhere"))
+        XCTAssertNotNil(sf_class_getClassMethod(sub.raw, Selector("make").raw))
+        XCTAssertNil(sf_class_getClassMethod(sub.raw, Selector("absentEverywhere").raw))
+
+        let o = try sub.createInstance()
+        XCTAssertEqual(sf_object_getMethodImplementation(o.raw, Selector("value").raw).map { IMP($0) },
+                       base.ownMethod(for: "value")?.implementation)
+        XCTAssertEqual(sf_object_getMethodImplementation(o.raw, Selector("absent").raw).map { IMP($0) }, IMP.forwarding)
+        XCTAssertNil(sf_object_getMethodImplementation(nil, Selector("value").raw))
+
+        let fresh = "clNeverRegistered\(UInt64.random(in: 0..<UInt64.max))"
+        XCTAssertNil(Selector.lookUp(fresh))
+        XCTAssertNil(fresh.withCString { sf_sel_lookUpName($0) })
+        XCTAssertNil(Selector.lookUp(fresh), "looking up did not register it")
+        let sel = Selector(fresh)
+        XCTAssertEqual(Selector.lookUp(fresh), sel)
+        XCTAssertEqual(fresh.withCString { sf_sel_lookUpName($0) }, sel.raw)
+    }
+}

@@ -17,8 +17,9 @@ private func cList<T>(_ items: [T], _ outCount: UnsafeMutablePointer<UInt32>?) -
     return p
 }
 
+/// The C function `sf_allocateProtocol` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_allocateProtocol")
-func sf_allocateProtocol_impl(_ name: UnsafePointer<CChar>?) -> OpaquePointer? {
+@_spi(CAPI) public func sf_allocateProtocol_impl(_ name: UnsafePointer<CChar>?) -> OpaquePointer? {
     do {
         let p = try RuntimeProtocol.allocate(name: try nameArg(name, "protocol name").get())
         succeed()
@@ -26,8 +27,9 @@ func sf_allocateProtocol_impl(_ name: UnsafePointer<CChar>?) -> OpaquePointer? {
     } catch { return fail(error, nil) }
 }
 
+/// The C function `sf_registerProtocol` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_registerProtocol")
-func sf_registerProtocol_impl(_ p: OpaquePointer?) -> sf_status {
+@_spi(CAPI) public func sf_registerProtocol_impl(_ p: OpaquePointer?) -> sf_status {
     do {
         try protocolArg(p).get().register()
         succeed()
@@ -35,20 +37,23 @@ func sf_registerProtocol_impl(_ p: OpaquePointer?) -> sf_status {
     } catch { return fail(error, error.code) }
 }
 
+/// The C function `sf_getProtocol` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_getProtocol")
-func sf_getProtocol_impl(_ name: UnsafePointer<CChar>?) -> OpaquePointer? {
+@_spi(CAPI) public func sf_getProtocol_impl(_ name: UnsafePointer<CChar>?) -> OpaquePointer? {
     guard let name else { return nil }
     return RuntimeProtocol.named(String(cString: name))?.raw
 }
 
+/// The C function `sf_protocol_getName` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_protocol_getName")
-func sf_protocol_getName_impl(_ p: OpaquePointer?) -> UnsafePointer<CChar>? {
+@_spi(CAPI) public func sf_protocol_getName_impl(_ p: OpaquePointer?) -> UnsafePointer<CChar>? {
     guard let proto = try? protocolArg(p).get() else { return nil }
     return Runtime.state.lock.withLock { ProtocolTable.cName(proto) }
 }
 
+/// The C function `sf_protocol_addMethodDescription` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_protocol_addMethodDescription")
-func sf_protocol_addMethodDescription_impl(_ p: OpaquePointer?, _ sel: sf_sel?, _ types: UnsafePointer<CChar>?,
+@_spi(CAPI) public func sf_protocol_addMethodDescription_impl(_ p: OpaquePointer?, _ sel: sf_sel?, _ types: UnsafePointer<CChar>?,
                                            _ isRequired: Bool, _ isInstance: Bool) -> sf_status {
     do throws(RuntimeError) {
         let proto = try protocolArg(p).get()
@@ -61,8 +66,9 @@ func sf_protocol_addMethodDescription_impl(_ p: OpaquePointer?, _ sel: sf_sel?, 
     } catch { return fail(error, error.code) }
 }
 
+/// The C function `sf_protocol_addProtocol` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_protocol_addProtocol")
-func sf_protocol_addProtocol_impl(_ p: OpaquePointer?, _ addition: OpaquePointer?) -> sf_status {
+@_spi(CAPI) public func sf_protocol_addProtocol_impl(_ p: OpaquePointer?, _ addition: OpaquePointer?) -> sf_status {
     do {
         try protocolArg(p).get().addProtocol(try protocolArg(addition, "the added protocol").get())
         succeed()
@@ -70,8 +76,9 @@ func sf_protocol_addProtocol_impl(_ p: OpaquePointer?, _ addition: OpaquePointer
     } catch { return fail(error, error.code) }
 }
 
+/// The C function `sf_protocol_getMethodDescription` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_protocol_getMethodDescription")
-func sf_protocol_getMethodDescription_impl(_ p: OpaquePointer?, _ sel: sf_sel?, _ isRequired: Bool,
+@_spi(CAPI) public func sf_protocol_getMethodDescription_impl(_ p: OpaquePointer?, _ sel: sf_sel?, _ isRequired: Bool,
                                            _ isInstance: Bool) -> sf_method_description {
     guard let proto = try? protocolArg(p).get(), let sel else { return sf_method_description(name: nil, types: nil) }
     let key = RuntimeProtocol.Key(selector: Selector(raw: sel), isRequired: isRequired, isInstanceMethod: isInstance)
@@ -80,8 +87,9 @@ func sf_protocol_getMethodDescription_impl(_ p: OpaquePointer?, _ sel: sf_sel?, 
     }
 }
 
+/// The C function `sf_protocol_copyMethodDescriptionList` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_protocol_copyMethodDescriptionList")
-func sf_protocol_copyMethodDescriptionList_impl(_ p: OpaquePointer?, _ isRequired: Bool, _ isInstance: Bool,
+@_spi(CAPI) public func sf_protocol_copyMethodDescriptionList_impl(_ p: OpaquePointer?, _ isRequired: Bool, _ isInstance: Bool,
                                                 _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<sf_method_description>? {
     guard let proto = try? protocolArg(p).get() else { return cList([sf_method_description](), outCount) }
     let items = Runtime.state.lock.withLock {
@@ -91,25 +99,29 @@ func sf_protocol_copyMethodDescriptionList_impl(_ p: OpaquePointer?, _ isRequire
     return cList(items, outCount)
 }
 
+/// The C function `sf_protocol_copyProtocolList` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_protocol_copyProtocolList")
-func sf_protocol_copyProtocolList_impl(_ p: OpaquePointer?, _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
+@_spi(CAPI) public func sf_protocol_copyProtocolList_impl(_ p: OpaquePointer?, _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
     let items = (try? protocolArg(p).get())?.protocols.map { Optional($0.raw) } ?? []
     return cList(items, outCount)
 }
 
+/// The C function `sf_protocol_conformsToProtocol` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_protocol_conformsToProtocol")
-func sf_protocol_conformsToProtocol_impl(_ p: OpaquePointer?, _ other: OpaquePointer?) -> Bool {
+@_spi(CAPI) public func sf_protocol_conformsToProtocol_impl(_ p: OpaquePointer?, _ other: OpaquePointer?) -> Bool {
     guard let a = try? protocolArg(p).get(), let b = try? protocolArg(other).get() else { return false }
     return a.conforms(to: b)
 }
 
+/// The C function `sf_copyProtocolList` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_copyProtocolList")
-func sf_copyProtocolList_impl(_ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
+@_spi(CAPI) public func sf_copyProtocolList_impl(_ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
     cList(RuntimeProtocol.allProtocols.map { Optional($0.raw) }, outCount)
 }
 
+/// The C function `sf_class_addProtocol` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_addProtocol")
-func sf_class_addProtocol_impl(_ cls: sf_class_t?, _ p: OpaquePointer?) -> Bool {
+@_spi(CAPI) public func sf_class_addProtocol_impl(_ cls: sf_class_t?, _ p: OpaquePointer?) -> Bool {
     do throws(RuntimeError) {
         guard let cls else { throw RuntimeError.invalidArgument(className: "-", selector: "-", reason: "class is NULL") }
         let added = try RuntimeClass.from(cls).addProtocol(try protocolArg(p).get())
@@ -118,19 +130,22 @@ func sf_class_addProtocol_impl(_ cls: sf_class_t?, _ p: OpaquePointer?) -> Bool 
     } catch { return fail(error, false) }
 }
 
+/// The C function `sf_class_conformsToProtocol` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_conformsToProtocol")
-func sf_class_conformsToProtocol_impl(_ cls: sf_class_t?, _ p: OpaquePointer?) -> Bool {
+@_spi(CAPI) public func sf_class_conformsToProtocol_impl(_ cls: sf_class_t?, _ p: OpaquePointer?) -> Bool {
     guard let cls, let proto = try? protocolArg(p).get() else { return false }
     return RuntimeClass.from(cls).conforms(to: proto)
 }
 
+/// The C function `sf_class_copyProtocolList` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_copyProtocolList")
-func sf_class_copyProtocolList_impl(_ cls: sf_class_t?, _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
+@_spi(CAPI) public func sf_class_copyProtocolList_impl(_ cls: sf_class_t?, _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
     cList(cls.map { RuntimeClass.from($0).protocols.map { Optional($0.raw) } } ?? [], outCount)
 }
 
+/// The C function `sf_object_conformsToProtocol` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_object_conformsToProtocol")
-func sf_object_conformsToProtocol_impl(_ obj: sf_id?, _ p: OpaquePointer?) -> Bool {
+@_spi(CAPI) public func sf_object_conformsToProtocol_impl(_ obj: sf_id?, _ p: OpaquePointer?) -> Bool {
     guard let obj, let proto = try? protocolArg(p).get() else { return false }
     return ObjectRef(obj).conforms(to: proto)
 }

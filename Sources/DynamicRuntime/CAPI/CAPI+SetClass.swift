@@ -1,7 +1,8 @@
 import CShims
 
+/// The C function `sf_object_setClass` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_object_setClass")
-func sf_object_setClass_impl(_ obj: sf_id?, _ cls: sf_class_t?) -> sf_class_t? {
+@_spi(CAPI) public func sf_object_setClass_impl(_ obj: sf_id?, _ cls: sf_class_t?) -> sf_class_t? {
     guard let obj, let cls else {
         return fail(.invalidArgument(className: "-", selector: "-", reason: "object or class is NULL"), nil)
     }

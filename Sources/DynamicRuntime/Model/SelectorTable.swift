@@ -30,6 +30,11 @@ final class SelectorTable: @unchecked Sendable {
     }
 
     /// Whether `p` is a registered selector (any pointer may be asked; none is read).
+    /// The selector with that name if registered; registers nothing.
+    func lookup(_ name: String) -> sf_sel? {
+        lock.withLock { byName[NameKey(name)] }
+    }
+
     func contains(_ p: UnsafeRawPointer) -> Bool {
         lock.withLock { addresses.contains(p) }
     }

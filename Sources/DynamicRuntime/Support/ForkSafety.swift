@@ -23,14 +23,17 @@ enum ForkSafety {
     private static func prepare() {
         for lock in locks { lock.lock() }
         sf_rcu_atfork_prepare()
+        sf_method_pool_atfork_prepare()
     }
 
     private static func parent() {
+        sf_method_pool_atfork_release()
         sf_rcu_atfork_parent()
         for lock in locks.reversed() { lock.unlock() }
     }
 
     private static func child() {
+        sf_method_pool_atfork_release()
         sf_rcu_atfork_child()
         for lock in locks.reversed() { lock.unlock() }
     }
