@@ -51,7 +51,7 @@ final class EngineConcurrencyTests: XCTestCase {
         let engine = Engine(executor: DispatchQueueExecutor(queue: queue))
         let objects = try (0..<4).map { _ in try cls.createInstance() }
         let original = try XCTUnwrap(cls.ownMethod(for: "tick:")?.implementation)
-        let baseline = Runtime.liveObjectCount
+        let baseline = settledLiveObjectCount()
         // No hook of the test's own: the class's trampoline comes and goes with the class rules,
         // so instance rules replay calls captured through trampolines that were since removed.
 
@@ -122,6 +122,18 @@ final class EngineConcurrencyTests: XCTestCase {
         XCTAssertGreaterThan(applied.current, 0)
         finish(engine: engine, queue: queue, log: log, original: original, cls: cls, atOnce: atOnce.current,
                total: senders * perSender, baseline: baseline)
+    }
+
+    /// The live-object count once earlier tests' objects have stopped dying: they may wait for a
+    /// grace period or for an uncancellable asyncAfter on their own timer queue.
+    private func settledLiveObjectCount() -> Int {
+        var count = -1
+        for _ in 0..<500 where count != Runtime.liveObjectCount {
+            count = Runtime.liveObjectCount
+            usleep(5_000)
+            collectRuntimeGarbage()
+        }
+        return count
     }
 
     private func finish(engine: Engine, queue: DispatchQueue, log: CallLog, original: IMP, cls: RuntimeClass,
