@@ -138,7 +138,7 @@ final class AppliedRule: @unchecked Sendable {
     private func perform(_ ctx: HookContext) throws {
         try PerformingCall.with(ctx.target, ctx.selector) { try ctx.proceed() }
         if case .lastResult = rule.suppressedReturn {
-            let value = ctx.returnValueDescription
+            let value = ctx.returnValue
             shared.withLock { $0.lastResult = value }
         }
     }
