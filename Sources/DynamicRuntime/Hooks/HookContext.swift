@@ -21,6 +21,9 @@ public struct HookContext {
     public var signature: Signature { hook.signature }
     /// The implementation the hook wraps (resolved now, for an inherited method).
     public var originalImplementation: IMP { hook.currentOriginal() }
+    /// Whether the receiver has instead hooks of its own on this method, which run inside this
+    /// class hook's (an engine's instance rule takes precedence over its class rule).
+    package var receiverHasOwnInsteadHooks: Bool { inner.map { !$0.instead.isEmpty } ?? false }
     /// Whether the original (or the next instead-hook) has run for this call.
     public var didProceed: Bool { state.pointee.proceeded }
 
