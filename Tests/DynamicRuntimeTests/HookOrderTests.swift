@@ -18,7 +18,7 @@ final class HookOrderTests: XCTestCase {
         return cls
     }
 
-    private func note(_ log: Locked<[String]>, _ s: String) -> (HookContext) throws -> Void {
+    private func note(_ log: Locked<[String]>, _ s: String) -> @Sendable (HookContext) throws -> Void {
         { _ in log.withLock { $0.append(s) } }
     }
 

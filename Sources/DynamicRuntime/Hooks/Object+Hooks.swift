@@ -8,7 +8,7 @@ extension ObjectRef {
     /// class after hooks, then the object's.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
-                     _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+                     _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         guard let raw else { throw .hookFailed(className: "nil", selector: selector.name, reason: "cannot hook nil") }
         return try HookRegistry.addObjectHook(raw, selector, position, expecting: types, wrapHookBody(body))
     }
@@ -18,7 +18,7 @@ extension Object {
     /// Hooks `selector` for this object only; see `ObjectRef.hook`.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
-                     _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+                     _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         try ref.hook(selector, position, expecting: types, body)
     }
 }

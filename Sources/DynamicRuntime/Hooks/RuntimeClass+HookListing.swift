@@ -5,7 +5,7 @@ extension RuntimeClass {
     /// its first call; otherwise as `hook(_:_:expecting:_:)`.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, options: HookOptions,
-                     expecting types: String? = nil, _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+                     expecting types: String? = nil, _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         try HookRegistry.add(on: self, selector, position, expecting: types,
                              once: options.contains(.removeAfterFirstCall), wrapHookBody(body))
     }
@@ -30,7 +30,7 @@ extension ObjectRef {
     /// Hooks `selector` for this object only, with `options`; otherwise as `hook(_:_:expecting:_:)`.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, options: HookOptions,
-                     expecting types: String? = nil, _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+                     expecting types: String? = nil, _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         guard let raw else { throw .hookFailed(className: "nil", selector: selector.name, reason: "cannot hook nil") }
         return try HookRegistry.addObjectHook(raw, selector, position, expecting: types,
                                               once: options.contains(.removeAfterFirstCall), wrapHookBody(body))
@@ -54,7 +54,7 @@ extension Object {
     /// Hooks `selector` for this object only, with `options`; see `ObjectRef.hook(_:_:options:expecting:_:)`.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, options: HookOptions,
-                     expecting types: String? = nil, _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+                     expecting types: String? = nil, _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         try ref.hook(selector, position, options: options, expecting: types, body)
     }
 
