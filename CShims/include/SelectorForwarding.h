@@ -387,4 +387,6 @@ void sf_free(void *list);
 }
 #endif
 
+#include "SelectorForwardingRuntime.h"
+
 #endif
