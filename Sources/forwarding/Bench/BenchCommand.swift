@@ -36,7 +36,7 @@ struct BenchCommand: Subcommand {
             OptionSpec(name: "calls", value: "n",
                        help: "Make exactly this many calls per case, once, without warm-up: for profilers."),
             OptionSpec(name: "objects", value: "n",
-                       help: "Objects per memory case (11c-11e) instead of their defaults (100,000; 10,000 hooked)."),
+                       help: "Objects per memory case (11c-11e), instead of the defaults."),
             OptionSpec(name: "format", value: "format", help: "Report format.",
                        choices: BenchFormat.allCases.map(\.rawValue), defaultValue: "text"),
             OptionSpec(name: "output", value: "file", help: "Write the report to this file instead of standard output."),
