@@ -51,7 +51,7 @@ final class ClosureWordBodyTests: XCTestCase {
         typealias Sel = sf_sel?
 
         // 0 arguments (2 registers): integer, void, double, float, sign-extended char returns.
-        var voids = 0
+        let voids = Locked(0)
         var o = try pair("WB0q", "value") { try $0.addMethod($1) { (_: ObjectRef) -> Int in -7 } }
         var x = o.fast
         XCTAssertEqual(try x.send("value") as Int, -7)
@@ -59,12 +59,12 @@ final class ClosureWordBodyTests: XCTestCase {
         XCTAssertEqual(c, -7)
         XCTAssertEqual(generic(o, "value", [], size: 8), UInt64(bitPattern: Int64(c)))
 
-        o = try pair("WB0v", "touch") { try $0.addMethod($1) { (_: ObjectRef) in voids += 1 } }
+        o = try pair("WB0v", "touch") { try $0.addMethod($1) { (_: ObjectRef) in voids.withLock { $0 += 1 } } }
         x = o.fast
         try x.send("touch", as: Void.self)
         cFunction(x, "touch", as: (@convention(c) (Id, Sel) -> Void).self)(x.raw, Selector("touch").raw)
         _ = generic(o, "touch", [], size: 0)
-        XCTAssertEqual(voids, 3)
+        XCTAssertEqual(voids.current, 3)
 
         o = try pair("WB0d", "half") { try $0.addMethod($1) { (_: ObjectRef) -> Double in 0.5 } }
         x = o.fast
@@ -132,15 +132,15 @@ final class ClosureWordBodyTests: XCTestCase {
         XCTAssertEqual(f, 2)
         XCTAssertEqual(generic(o, "f:g:h:", [2, 2, 0xFE], size: 4), UInt64(f.bitPattern))
 
-        var last = (0, 0, 0)
-        o = try pair("WB3v", "set:b:c:") { try $0.addMethod($1) { (_: ObjectRef, a: Int, b: Int, c: Int) in last = (a, b, c) } }
+        let last = Locked([0, 0, 0])
+        o = try pair("WB3v", "set:b:c:") { try $0.addMethod($1) { (_: ObjectRef, a: Int, b: Int, c: Int) in last.set([a, b, c]) } }
         x = o.fast
         try x.send("set:b:c:", 1, 2, 3, as: Void.self)
-        XCTAssertTrue(last == (1, 2, 3))
+        XCTAssertEqual(last.current, [1, 2, 3])
         cFunction(x, "set:b:c:", as: (@convention(c) (Id, Sel, Int, Int, Int) -> Void).self)(x.raw, Selector("set:b:c:").raw, 4, 5, 6)
-        XCTAssertTrue(last == (4, 5, 6))
+        XCTAssertEqual(last.current, [4, 5, 6])
         _ = generic(o, "set:b:c:", [7, 8, 9], size: 0)
-        XCTAssertTrue(last == (7, 8, 9))
+        XCTAssertEqual(last.current, [7, 8, 9])
 
         // 4 arguments (6 registers): no register left for the context, so the slot takes the
         // spill entry; typed sends still call the word body.

@@ -13,7 +13,7 @@ final class ForwardingCacheTests: XCTestCase {
         sf_tramp_set_enabled(1)
     }
 
-    private func target(_ name: String, _ body: @escaping (Int, Int) -> Int) throws -> (cls: RuntimeClass, object: Object) {
+    private func target(_ name: String, _ body: @escaping @Sendable (Int, Int) -> Int) throws -> (cls: RuntimeClass, object: Object) {
         let cls = try makeClass(name)
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in body(a, b) }
         return (cls, try cls.createInstance())
@@ -58,15 +58,15 @@ final class ForwardingCacheTests: XCTestCase {
         // The class has no resolver: the miss is cached as declined, and forwarded.
         XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
         XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
-        var asked = 0
+        let asked = Locked(0)
         try cls.setResolveInstanceMethod { c, sel in
-            asked += 1
+            asked.withLock { $0 += 1 }
             try c.addMethod(sel) { (_: ObjectRef, a: Int, b: Int) -> Int in -(a + b) }
             return true
         }
         XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, -3)
         XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, -3)
-        XCTAssertEqual(asked, 1, "the resolver's method serves later calls")
+        XCTAssertEqual(asked.current, 1, "the resolver's method serves later calls")
     }
 
     func testForwardInvocationSeesEachCallersOwnSignature() throws {
