@@ -390,4 +390,6 @@ void sf_free(void *list);
 }
 #endif
 
+#include "SelectorForwardingRuntime.h"
+
 #endif
