@@ -34,7 +34,7 @@ final class MethodHook: @unchecked Sendable {
         slot.initialize(to: sf_hook_slot())
         sf_hook_set_original(slot, inherited ? nil : original.pointer)
         originalBox = PublishedIMP(inherited ? nil : original)
-        let emptyChain = Unmanaged.passRetained(HookChain()).toOpaque()
+        let emptyChain = Unmanaged.passRetained(HookChain.empty()).toOpaque()
         _ = sf_hook_swap_chain(slot, emptyChain)
         trampoline = try ClosureIMP(signature: signature) { [self] ret, args in
             try self.run(ret, args)
