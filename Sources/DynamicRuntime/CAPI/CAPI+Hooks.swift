@@ -16,7 +16,7 @@ enum CHooks {
     }
 
     /// The Swift hook body that runs a C callback.
-    static func body(_ fn: @escaping sf_hook_fn, _ context: UnsafeMutableRawPointer?) -> (HookContext) throws -> Void {
+    static func body(_ fn: @escaping sf_hook_fn, _ context: UnsafeMutableRawPointer?) -> @Sendable (HookContext) throws -> Void {
         let ctx = UInt(bitPattern: context)
         return { (h: HookContext) throws(RuntimeError) in
             var call = CCall(hook: h)

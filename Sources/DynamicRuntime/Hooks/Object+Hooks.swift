@@ -6,7 +6,7 @@ extension ObjectRef {
     /// other instances of its class are untouched.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
-                     _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+                     _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         guard let raw else { throw .hookFailed(className: "nil", selector: selector.name, reason: "cannot hook nil") }
         let hidden = try HookRegistry.hiddenClass(for: raw)
         return try HookRegistry.add(on: hidden, selector, position, expecting: types, wrapHookBody(body))
@@ -17,7 +17,7 @@ extension Object {
     /// Hooks `selector` for this object only; see `ObjectRef.hook`.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
-                     _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+                     _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         try ref.hook(selector, position, expecting: types, body)
     }
 }

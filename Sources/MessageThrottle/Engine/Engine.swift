@@ -82,7 +82,7 @@ public final class Engine: @unchecked Sendable {
                 mode: rule.mode, duration: rule.duration, executor: rule.executor ?? defaultExecutor,
                 perform: { [weak state] inv in state?.performDelayed(inv) },
                 reject: { [weak rule] inv in rule?.onReject?(inv) })
-            let body: (HookContext) throws -> Void = { ctx in try state.handle(ctx) }
+            let body: @Sendable (HookContext) throws -> Void = { ctx in try state.handle(ctx) }
             if case let .instance(weak, _, _) = rule.target {
                 object = weak.object
                 if object == nil { throw .targetDeallocated(selector: rule.selector.name) }
