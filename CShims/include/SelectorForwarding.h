@@ -17,6 +17,7 @@
 #include "SelectorForwarding/types.h"        /* handles, sf_status, sf_last_error */
 #include "SelectorForwarding/runtime.h"      /* selectors, classes, methods, ivars, sends */
 #include "SelectorForwarding/protocols.h"    /* protocols */
+#include "SelectorForwarding/properties.h"   /* properties */
 #include "SelectorForwarding/objects.h"      /* instances, weak, associated objects, observers */
 #include "SelectorForwarding/hooks.h"        /* sf_call_t, hooks, C-function methods */
 #include "SelectorForwarding/invocations.h"  /* invocation records, forwarding handlers */

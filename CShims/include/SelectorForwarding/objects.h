@@ -34,6 +34,24 @@ void sf_destroyWeak(sf_id *slot);
 void sf_setAssociatedObject(sf_id obj, const void *key, sf_id value);
 sf_id sf_getAssociatedObject(sf_id obj, const void *key);
 
+/* ---- association policies (objc_AssociationPolicy, same values) ---- */
+
+typedef enum sf_association_policy {
+    SF_ASSOCIATION_ASSIGN = 0,              /* not retained; dangles if the value dies first */
+    SF_ASSOCIATION_RETAIN_NONATOMIC = 1,
+    SF_ASSOCIATION_COPY_NONATOMIC = 3,      /* the value's copy (@@:), else retained */
+    SF_ASSOCIATION_RETAIN = 01401,          /* sf_setAssociatedObject's policy */
+    SF_ASSOCIATION_COPY = 01403,
+} sf_association_policy;
+
+/* objc_setAssociatedObject; NULL `value` removes the key. SF_ERR_INVALID_ARGUMENT for an
+ * unknown policy or an owner being deallocated; a failing copy stores nothing. */
+sf_status sf_setAssociatedObjectWithPolicy(sf_id obj, const void *key, sf_id value, sf_association_policy policy);
+/* The associated object, +1 (the caller releases it): safe against a concurrent reset. */
+sf_id sf_copyAssociatedObject(sf_id obj, const void *key);
+/* objc_removeAssociatedObjects: releases what the associations retained. */
+void sf_removeAssociatedObjects(sf_id obj);
+
 /* Dealloc observers run once, in registration order, before the object's memory goes. */
 typedef void (*sf_dealloc_fn)(sf_id obj, void *context);
 uint64_t sf_object_addDeallocObserver(sf_id obj, sf_dealloc_fn fn, void *context);

@@ -72,6 +72,19 @@ bool sf_class_addIvar(sf_class_t cls, const char *name, size_t size, uint8_t log
 ptrdiff_t sf_class_getIvarOffset(sf_class_t cls, const char *name);
 void *sf_object_getIvarPointer(sf_id obj, ptrdiff_t offset);
 
+/* ---- class layout ---- */
+
+/* class_setSuperclass: returns the previous superclass, or NULL with SF_ERR_INCOMPATIBLE_CLASS
+ * while the class or a subclass has instances, for a cycle, a root class, another root
+ * hierarchy, or a superclass whose instances do not fit where the old one's ended
+ * (SF_ERR_INVALID_ARGUMENT for NULL or a metaclass). Caches are flushed. */
+sf_class_t sf_class_setSuperclass(sf_class_t cls, sf_class_t newSuper);
+/* class_createInstance(cls, extraBytes): +1; the extra bytes are zeroed and start at
+ * sf_object_getIndexedIvars, aligned to 16 (or the class's larger ivar alignment). */
+sf_id sf_class_createInstanceWithExtraBytes(sf_class_t cls, size_t extraBytes);
+/* The storage after the object's ivars; NULL for NULL and class objects. */
+void *sf_object_getIndexedIvars(sf_id obj);
+
 /*
  * Message lookup, like GNUstep's objc_msg_lookup: returns the IMP to cast and call with
  * (obj, sel, args...). Returns NULL (and records SF_ERR_UNRECOGNIZED_SELECTOR or
@@ -89,6 +102,13 @@ sf_imp sf_msg_lookup_super(sf_class_t cls, sf_sel sel);
  * for integer returns).
  */
 sf_status sf_msg_send(sf_id obj, sf_sel sel, void *ret, void **args);
+
+/* ---- method_invoke ---- */
+
+/* Calls the method's implementation on `receiver` without a lookup; `ret` and `args` as for
+ * sf_msg_send. SF_ERR_INVALID_ARGUMENT when `receiver` is not an instance of the method's
+ * class or a subclass (for a class method: the class or a subclass). */
+sf_status sf_method_invoke(sf_method_t m, sf_id receiver, void *ret, void **args);
 
 /* ---- introspection (class_copyMethodList and friends) ---- */
 
