@@ -110,20 +110,27 @@ static inline uint32_t sf_class_cache_seq(sf_class_t cls) {
 /* ---- reference counts ---- */
 
 /* Inert on immortal objects and once the final release began deallocation: a retain and
- * release made while the object is being deallocated must not free it a second time. */
+ * release made while the object is being deallocated must not free it a second time. The
+ * flags are read from the counting instruction's own result, not loaded before it: a load of
+ * the word a retain just wrote would wait for that retain (a retain-release pair is common).
+ * An immortal object's count may move; nothing reads it. */
 #define SF_OBJ_NO_REFCOUNT (SF_OBJ_IMMORTAL | SF_OBJ_DEALLOCATING)
+#define SF_RC_COUNT_MASK (~(uintptr_t)SF_RC_FLAGS_MASK)
+
+/* The count passed the limit: the object stays from now on (object.c). */
+void sf_object_pin(sf_id obj);
 
 static inline void sf_retain_inline(sf_id obj) {
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_NO_REFCOUNT) return;
-    atomic_fetch_add_explicit(&obj->refcount, 1, memory_order_relaxed);
+    uintptr_t old = atomic_fetch_add_explicit(&obj->bits, SF_RC_ONE, memory_order_relaxed);
+    if (__builtin_expect((old + SF_RC_ONE) & SF_RC_PIN_BIT, 0)) sf_object_pin(obj);
 }
 
 static inline void sf_release_inline(sf_id obj) {
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_NO_REFCOUNT) return;
-    if (atomic_fetch_sub_explicit(&obj->refcount, 1, memory_order_release) == 1) {
+    uintptr_t old = atomic_fetch_sub_explicit(&obj->bits, SF_RC_ONE, memory_order_release);
+    if ((old & (SF_RC_COUNT_MASK | SF_OBJ_NO_REFCOUNT)) == SF_RC_ONE) {
         atomic_thread_fence(memory_order_acquire);
         /* Before anything else runs: from here on retains and releases do nothing. */
-        atomic_fetch_or_explicit(&obj->flags, SF_OBJ_DEALLOCATING, memory_order_relaxed);
+        atomic_fetch_or_explicit(&obj->bits, SF_OBJ_DEALLOCATING, memory_order_relaxed);
         atomic_load_explicit(&sf_dealloc_hook, memory_order_relaxed)(obj);
     }
 }
