@@ -5,6 +5,8 @@ import Synchronization
 /// Per-call bookkeeping, on the trampoline's stack.
 struct HookCallState {
     var insteadIndex = 0
+    /// The chain's instead-hooks, counted once per call.
+    var insteadCount = 0
     var proceeded = false
 }
 

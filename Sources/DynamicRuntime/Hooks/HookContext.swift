@@ -5,11 +5,26 @@ import Synchronization
 /// One call as a hook sees it. Valid only while the hook runs: to keep the call, make an
 /// `Invocation` with `makeInvocation()`.
 public struct HookContext {
-    let hook: MethodHook
-    let chain: HookChain
+    // Unretained: the trampoline keeps the hook, and the read section the chain, for as long
+    // as the call (and so the context) lives. The call path reads them as guaranteed
+    // references, which costs no retain.
+    let hookRef: Unmanaged<MethodHook>
+    let chainRef: Unmanaged<HookChain>
     let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     let returnStorage: UnsafeMutableRawPointer
     let state: UnsafeMutablePointer<HookCallState>
+
+    init(hook: Unmanaged<MethodHook>, chain: Unmanaged<HookChain>, arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+         returnStorage: UnsafeMutableRawPointer, state: UnsafeMutablePointer<HookCallState>) {
+        hookRef = hook
+        chainRef = chain
+        self.arguments = arguments
+        self.returnStorage = returnStorage
+        self.state = state
+    }
+
+    var hook: MethodHook { hookRef.takeUnretainedValue() }
+    var chain: HookChain { chainRef.takeUnretainedValue() }
 
     /// The receiver.
     public var target: ObjectRef { ObjectRef(arguments[0]!.load(as: sf_id?.self)) }
@@ -65,7 +80,7 @@ public struct HookContext {
     }
 
     func releaseReturnObject() {
-        if hook.signature.returnType == .object, let o = returnStorage.load(as: sf_id?.self) {
+        if hookRef._withUnsafeGuaranteedRef({ $0.returnsObject }), let o = returnStorage.load(as: sf_id?.self) {
             returnStorage.storeBytes(of: nil, as: sf_id?.self)
             sf_release_inline(o)
         }
@@ -74,9 +89,13 @@ public struct HookContext {
     /// Runs the next instead-hook, or the original; the result lands in the return value.
     public func proceed() throws(RuntimeError) {
         let next = state.pointee.insteadIndex
-        if next < chain.instead.count {
-            state.pointee.insteadIndex += 1
-            try chain.instead[next].body(self)
+        if next < state.pointee.insteadCount {
+            state.pointee.insteadIndex = next + 1
+            var failure: RuntimeError?
+            chainRef._withUnsafeGuaranteedRef { chain in
+                do throws(RuntimeError) { try chain.instead[next].body(self) } catch { failure = error }
+            }
+            if let failure { throw failure }
         } else {
             try invokeOriginal()
         }
@@ -86,7 +105,11 @@ public struct HookContext {
     public func invokeOriginal() throws(RuntimeError) {
         state.pointee.proceeded = true
         releaseReturnObject()
-        try hook.callOriginal(arguments, returnStorage)
+        var failure: RuntimeError?
+        hookRef._withUnsafeGuaranteedRef { hook in
+            do throws(RuntimeError) { try hook.callOriginal(arguments, returnStorage) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// A retained record of this call that can be replayed later, on any thread, after the

@@ -18,13 +18,25 @@ final class ClosureIMP: @unchecked Sendable {
     let signature: Signature
     let body: ClosureBody
 
-    init(signature: Signature, body: @escaping ClosureBody) throws(RuntimeError) {
+    /// A register entry chosen by the caller (a hook's): the slot loads `context` into the
+    /// register `kind` names and jumps to `target`; `body` still serves every other caller.
+    struct RegisterEntry {
+        let kind: Int32
+        let target: UnsafeRawPointer
+        let context: UnsafeRawPointer
+    }
+
+    init(signature: Signature, registerEntry: RegisterEntry? = nil, body: @escaping ClosureBody) throws(RuntimeError) {
         self.signature = signature
         self.body = body
         if sf_tramp_enabled() != 0, let layout = signature.storage.layout {
             let code: UnsafeMutableRawPointer?
             let ints = Int(layout.pointee.int_only)
-            if (2...5).contains(ints) {
+            if let registerEntry {
+                self.context = nil
+                code = sf_tramp_alloc_kind(registerEntry.kind, UnsafeMutableRawPointer(mutating: registerEntry.context),
+                                           registerEntry.target)
+            } else if (2...5).contains(ints) {
                 // Integer registers only: the slot hands this object to a thunk in the first
                 // free argument register; every argument stays where the caller put it.
                 self.context = nil
@@ -43,7 +55,7 @@ final class ClosureIMP: @unchecked Sendable {
             self.isTrampoline = true
             self.entry = unsafeBitCast(code, to: sf_imp.self)
             let me = Unmanaged.passUnretained(self).toOpaque()
-            if let context { context.pointee.owner = me } else { sf_tramp_set_context(code, me) }
+            if let context { context.pointee.owner = me } else if registerEntry == nil { sf_tramp_set_context(code, me) }
             sf_counter_closures_add(1)
             return
         }
