@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and installs the C library (docs/c-api.md):
 #   DIR/lib/libSelectorForwarding.so          the runtime, Swift standard library linked in
-#   DIR/include/SelectorForwarding.h          the public header (and nothing private)
+#   DIR/include/SelectorForwarding.h          the public header, and SelectorForwardingRuntime.h it includes
 #   DIR/lib/pkgconfig/selector-forwarding.pc  for `cc app.c $(pkg-config --cflags --libs selector-forwarding)`
 # Usage: scripts/install-c-library.sh --prefix DIR [--scratch-path PATH]
 # The library needs only libc, libstdc++, libm and libffi (libffi8) at run time: the Swift
@@ -33,7 +33,7 @@ map="$scratch/selector-forwarding.map"
 install -d "$prefix/lib/pkgconfig" "$prefix/include"
 strip --strip-unneeded -o "$prefix/lib/libSelectorForwarding.so" "$scratch/release/libSelectorForwarding.so"
 chmod 755 "$prefix/lib/libSelectorForwarding.so"
-install -m 644 "$header" "$prefix/include/SelectorForwarding.h"
+install -m 644 "$header" "$root/CShims/include/SelectorForwardingRuntime.h" "$prefix/include/"
 version="$(sed -n 's/^#define SF_VERSION_STRING "\(.*\)"/\1/p' "$header")"
 cat > "$prefix/lib/pkgconfig/selector-forwarding.pc" <<PC
 prefix=$prefix

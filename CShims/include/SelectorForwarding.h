@@ -229,6 +229,9 @@ typedef enum sf_hook_position {
     SF_HOOK_BEFORE = 0,     /* before the original, in the order added; may change arguments */
     SF_HOOK_INSTEAD = 1,    /* around it: call sf_call_proceed, or the call is dropped */
     SF_HOOK_AFTER = 2,      /* after it; sees and may change the return value */
+    /* OR-ed into a position: the hook removes itself after the first call that runs it (its
+     * token is then no longer active); AspectOptionAutomaticRemoval. */
+    SF_HOOK_AUTOMATIC_REMOVAL = 0x100,
 } sf_hook_position;
 
 /* A hook body. A non-zero status fails the call: the sender gets SF_ERR_HOOK. */
@@ -386,5 +389,7 @@ void sf_free(void *list);
 #ifdef __cplusplus
 }
 #endif
+
+#include "SelectorForwardingRuntime.h"
 
 #endif

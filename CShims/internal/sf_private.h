@@ -396,6 +396,8 @@ size_t sf_ffi_type_alignment(ffi_type *t);
 
 static inline void *sf_class_swift(sf_class_t cls) { return cls->swift_class; }
 static inline sf_class_t sf_class_super(sf_class_t cls) { return cls->superclass; }
+/* class_setSuperclass only: the runtime lock held, no instances in the class's subtree. */
+static inline void sf_class_set_super(sf_class_t cls, sf_class_t s) { cls->superclass = s; }
 static inline uint32_t sf_class_info(sf_class_t cls) { return cls->info; }
 static inline void sf_class_set_info(sf_class_t cls, uint32_t info) { cls->info = info; }
 static inline void sf_class_set_instance_size(sf_class_t cls, size_t size) { cls->instance_size = size; }

@@ -88,7 +88,7 @@ public final class BenchFixtures: @unchecked Sendable {
     /// 8b's rule, applied and discarded by the case (not applied between calls).
     public let toggleRule: Rule
     /// The body of 4a's and 8a's hooks.
-    public let passThrough: (HookContext) throws -> Void = { try $0.proceed() }
+    public let passThrough: @Sendable (HookContext) throws -> Void = { try $0.proceed() }
     /// Applied rules and hooks, kept for the process's lifetime.
     private var tokens: [HookToken] = []
     private var rules: [Rule] = []

@@ -343,7 +343,7 @@ final class FuzzWorld: @unchecked Sendable {
         try calc.addMethod("narrow:b:c:d:") { (_: ObjectRef, a: Int8, b: Int16, c: UInt16, d: UInt8) -> Int32 in
             Int32(a) &+ Int32(b) &+ Int32(c) &+ Int32(d)
         }
-        let name = cStrings[1]
+        nonisolated(unsafe) let name = cStrings[1]
         try calc.addMethod("name") { (_: ObjectRef) in CString(name) }
         try calc.addMethod("echo:") { (_: ObjectRef, o: ObjectRef) -> Object? in o.retained() }
         try calc.addMethod("pt:") { (_: ObjectRef, p: FPoint) in FPoint(x: p.y, y: p.x) }

@@ -19,7 +19,7 @@ final class ForkTests: XCTestCase {
             let fresh = try RuntimeClass(name: "Fork.Child.\(getpid())")
             try fresh.addMethod(Selector("twice:")) { (_: ObjectRef, x: Int) -> Int in 2 * x }
             guard try fresh.createInstance().send("twice:", 21) as Int == 42 else { return 11 }
-            var seen = 0
+            nonisolated(unsafe) var seen = 0
             let token = try cls.hook("ping:", .after) { _ in seen += 1 }
             _ = try obj.send("ping:", 2) as Int
             token.remove()

@@ -207,7 +207,7 @@ final class ClassTests: XCTestCase {
         let holder = try RuntimeClass(name: uniqueName("Holder"), ivars: [("child", .object)])
         let leaf = try RuntimeClass(name: uniqueName("Leaf"))
         let offset = try XCTUnwrap(holder.ivar(named: "child")).offset
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         do {
             let owner = try holder.createInstance()
             let child = try leaf.createInstance()

@@ -58,7 +58,7 @@ final class ForwardingKnownBugTests: XCTestCase {
         let s = try sub.createInstance()
         XCTAssertEqual(try s.send("value:", 1) as Int, 1011)
         // With both hooked, each hook runs once.
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let tb = try base.hook("value:", .before) { _ in log.append("base") }
         let ts = try sub.hook("value:", .before) { _ in log.append("sub") }
         depth.set(0)

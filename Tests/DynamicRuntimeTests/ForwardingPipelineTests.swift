@@ -16,6 +16,7 @@ final class ForwardingPipelineTests: XCTestCase {
     /// A class whose instances answer `add:to:`, `scale:` (double), `payload` (object) and
     /// `frame` (a 32-byte struct), recording the receiver they ran on.
     func makeTarget(_ base: String = "FwdTarget", receivers: Locked<[sf_id?]>? = nil) throws -> RuntimeClass {
+        nonisolated(unsafe) let receivers = receivers
         let cls = try makeClass(base, ivars: [("payload", .object)])
         try cls.addMethod("add:to:") { (me: ObjectRef, a: Int, b: Int) -> Int in
             receivers?.withLock { $0.append(me.raw) }
@@ -153,7 +154,7 @@ final class ForwardingPipelineTests: XCTestCase {
     // MARK: - Stage 2: forwardingTargetForSelector:
 
     func testForwardingTargetGetsTheSameArgumentsAndNoInvocationIsBuilt() throws {
-        let receivers = Locked<[sf_id?]>([])
+        nonisolated(unsafe) let receivers = Locked<[sf_id?]>([])
         let target = try makeTarget(receivers: receivers)
         let t = try target.createInstance()
         let fwd = try makeClass("FwdFast", ivars: [("other", .object)])
@@ -254,7 +255,7 @@ final class ForwardingPipelineTests: XCTestCase {
     func testForwardInvocationInspectsTheMessage() throws {
         let cls = try makeClass("FwdInspect")
         let seen = Locked<[String]>([])
-        let receiver = Locked<sf_id?>(nil)
+        nonisolated(unsafe) let receiver = Locked<sf_id?>(nil)
         try cls.setForwardInvocation { inv in
             receiver.set(inv.target.raw)
             let a: Int = try inv.argument(at: 0)
@@ -424,7 +425,7 @@ final class ForwardingPipelineTests: XCTestCase {
     func testDefinedDoesNotRecognizeSelectorRunsAndTheErrorIsStillThrown() throws {
         let cls = try makeClass("FwdDNRDefined")
         let calls = Locked<[String]>([])
-        let receivers = Locked<[sf_id?]>([])
+        nonisolated(unsafe) let receivers = Locked<[sf_id?]>([])
         try cls.setDoesNotRecognizeSelector { recv, sel in
             calls.withLock { $0.append(sel.name) }
             receivers.withLock { $0.append(recv.raw) }

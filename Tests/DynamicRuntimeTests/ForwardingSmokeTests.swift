@@ -28,7 +28,7 @@ final class ForwardingSmokeTests: XCTestCase {
         XCTAssertEqual(try f.send("add:to:", 2, 3).intValue, 5)
 
         // Proxy with forwardInvocation.
-        var seen: [String] = []
+        nonisolated(unsafe) var seen: [String] = []
         let proxyClass = try Proxy.makeClass(name: "FSProxy") { inv, proceed in
             seen.append(inv.selector.name)
             if inv.argumentCount == 2 { try inv.setArgument(10, at: 0) }
@@ -48,7 +48,7 @@ final class ForwardingSmokeTests: XCTestCase {
         let originalIMP = cls.ownMethod(for: "add:to:")!.implementation
         let a = try cls.createInstance()
         let b = try cls.createInstance()
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let t1 = try cls.hook("add:to:", .before) { ctx in log.append("before \(try ctx.argument(at: 0, as: Int.self))") }
         let t2 = try cls.hook("add:to:", .after) { ctx in
             log.append("after \(try ctx.returnValue(as: Int.self))")
@@ -69,7 +69,7 @@ final class ForwardingSmokeTests: XCTestCase {
         XCTAssertEqual(try a.send("add:to:", 1, 2) as Int, 3)
 
         // Capture and replay later.
-        var kept: Invocation?
+        nonisolated(unsafe) var kept: Invocation?
         let t4 = try cls.hook("add:to:", .instead) { ctx in kept = ctx.makeInvocation() }
         XCTAssertEqual(try a.send("add:to:", 5, 6) as Int, 0)
         t4.remove()

@@ -38,7 +38,7 @@ final class HookBehaviourTests: XCTestCase {
         let cls = try makeCalc(calls: calls)
         let original = imp(cls, "add:to:")!
         let o = try cls.createInstance()
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let before = try cls.hook("add:to:", .before) { ctx in
             XCTAssertEqual(ctx.target.raw, o.raw)
             XCTAssertEqual(ctx.selector, Selector("add:to:"))
@@ -58,7 +58,7 @@ final class HookBehaviourTests: XCTestCase {
             log.append("instead got \(r)")
             try ctx.setReturnValue(r + 1)
         }
-        var afterArguments: [[Int?]] = []
+        nonisolated(unsafe) var afterArguments: [[Int?]] = []
         let after = try cls.hook("add:to:", .after) { ctx in
             XCTAssertTrue(ctx.didProceed)
             afterArguments.append(ctx.argumentValues.map { $0.intValue })
@@ -92,7 +92,7 @@ final class HookBehaviourTests: XCTestCase {
     func testSeveralHooksRunInADefinedOrder() throws {
         let cls = try makeCalc()
         let o = try cls.createInstance()
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         var tokens: [String: HookToken] = [:]
         for name in ["b1", "b2", "b3"] {
             tokens[name] = try cls.hook("add:to:", .before) { _ in log.append(name) }
@@ -140,7 +140,7 @@ final class HookBehaviourTests: XCTestCase {
     func testInvokeOriginalSkipsTheRemainingInsteadHooks() throws {
         let cls = try makeCalc()
         let o = try cls.createInstance()
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let older = try cls.hook("add:to:", .instead) { ctx in
             log.append("older")
             try ctx.proceed()
@@ -161,7 +161,7 @@ final class HookBehaviourTests: XCTestCase {
         let calls = Locked(0)
         let cls = try makeCalc(calls: calls)
         let o = try cls.createInstance()
-        var afterSaw: [Int] = []
+        nonisolated(unsafe) var afterSaw: [Int] = []
         let drop = try cls.hook("add:to:", .instead) { _ in }
         let after = try cls.hook("add:to:", .after) { ctx in
             XCTAssertFalse(ctx.didProceed)
@@ -224,7 +224,7 @@ final class HookBehaviourTests: XCTestCase {
             return tag + v
         }
         let o = try cls.createInstance()
-        var kept: [Invocation] = []
+        nonisolated(unsafe) var kept: [Invocation] = []
         let hookRuns = Locked(0)
         let token = try cls.hook("note:value:", .instead) { ctx in
             hookRuns.withLock { $0 += 1 }
@@ -261,8 +261,8 @@ final class HookBehaviourTests: XCTestCase {
             try obj.value(ofIvar: "tag", as: Int.self) * 100 + v
         }
         let o = try cls.createInstance()
-        var record: Invocation?
-        var identities: Set<ObjectIdentifier> = []
+        nonisolated(unsafe) var record: Invocation?
+        nonisolated(unsafe) var identities: Set<ObjectIdentifier> = []
         let token = try cls.hook("note:value:", .instead) { ctx in
             ctx.capture(into: &record)
             identities.insert(ObjectIdentifier(record!.storage))
@@ -333,7 +333,7 @@ final class HookBehaviourTests: XCTestCase {
         let originalClassIMP = imp(cls.metaclass, "version")!
         let originalInstanceIMP = imp(cls, "make")!
         let o = try cls.createInstance()
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let t1 = try cls.hookClassMethod("version", .after) { ctx in
             XCTAssertEqual(ctx.target.raw, sf_class_as_object(cls.raw))
             try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + 100)
@@ -367,7 +367,7 @@ final class HookBehaviourTests: XCTestCase {
         let (b, s, sib, g) = (try base.createInstance(), try sub.createInstance(), try sibling.createInstance(), try grandchild.createInstance())
         for o in [b, s, sib, g] { XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3) }  // fill caches first
 
-        var seen: [String] = []
+        nonisolated(unsafe) var seen: [String] = []
         let token = try sub.hook("add:to:", .after) { ctx in
             seen.append(ctx.target.runtimeClass!.name)
             try ctx.setReturnValue(try ctx.returnValue(as: Int.self) * 100)
@@ -400,7 +400,7 @@ final class HookBehaviourTests: XCTestCase {
         let original = imp(cls, "add:to:")!
         let a = try cls.createInstance()
         let b = try cls.createInstance()
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let token = try a.hook("add:to:", .instead) { ctx in
             log.append("a")
             try ctx.proceed()
@@ -422,7 +422,7 @@ final class HookBehaviourTests: XCTestCase {
         log = []
         XCTAssertEqual(try a.send("add:to:", 1, 2) as Int, 1003)
         XCTAssertEqual(try b.send("add:to:", 1, 2) as Int, 3)
-        XCTAssertEqual(log, ["a-before", "a", "class", "class"])
+        XCTAssertEqual(log, ["class", "a-before", "a", "class"], "class then instance, position by position")
 
         token.remove()
         t2.remove()
@@ -542,7 +542,7 @@ final class HookBehaviourTests: XCTestCase {
         let s = try sub.createInstance()
         let b = try base.createInstance()
         XCTAssertEqual(try s.send("value:", 1) as Int, 1011)
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let tb = try base.hook("value:", .instead) { ctx in
             log.append("base")
             try ctx.proceed()
@@ -571,7 +571,7 @@ final class HookBehaviourTests: XCTestCase {
         let t3 = try p.hook("value:", .before) { _ in log.append("instance") }
         log = []
         XCTAssertEqual(try p.send("value:", 1) as Int, 2)
-        XCTAssertEqual(log, ["instance", "plain", "base"])
+        XCTAssertEqual(log, ["plain", "instance", "base"], "merged with the nearest class hook")
         [t1, t2, t3].forEach { $0.remove() }
     }
 
@@ -581,8 +581,8 @@ final class HookBehaviourTests: XCTestCase {
         let cls = try makeCalc("HookReplace")
         let original = imp(cls, "add:to:")!
         let o = try cls.createInstance()
-        var log: [String] = []
-        var wrapped: IMP?
+        nonisolated(unsafe) var log: [String] = []
+        nonisolated(unsafe) var wrapped: IMP?
         let token = try cls.hook("add:to:", .after) { ctx in
             wrapped = ctx.originalImplementation
             log.append("after \(try ctx.returnValue(as: Int.self))")
@@ -625,8 +625,8 @@ final class HookBehaviourTests: XCTestCase {
     func testObservers() throws {
         let cls = try makeCalc("HookObservers")
         let o = try cls.createInstance()
-        var sent: [String] = []
-        var invoked: [String] = []
+        nonisolated(unsafe) var sent: [String] = []
+        nonisolated(unsafe) var invoked: [String] = []
         let t1 = try cls.onMessageSent("add:to:") { target, args in
             XCTAssertEqual(target.raw, o.raw)
             sent.append(args.map { "\($0)" }.joined(separator: ","))
@@ -647,10 +647,10 @@ final class HookBehaviourTests: XCTestCase {
         XCTAssertEqual(sent.count, 1)
 
         // onDeallocate: in registration order, once, with the object; removable.
-        var order: [String] = []
+        nonisolated(unsafe) var order: [String] = []
         do {
             let d = try cls.createInstance()
-            let raw = d.raw
+            nonisolated(unsafe) let raw = d.raw
             d.onDeallocate { obj in
                 XCTAssertEqual(obj.raw, raw)
                 order.append("first")

@@ -103,7 +103,7 @@ final class HookSafetyTests: XCTestCase {
             XCTFail("expected signatureMismatch")
         }
         // Matching (and compatible: l is q on LP64) expectations install.
-        var ran = 0
+        nonisolated(unsafe) var ran = 0
         let t1 = try cls.hook("add:to:", .before, expecting: "q@:qq") { _ in ran += 1 }
         let t2 = try cls.hook("add:to:", .before, expecting: "l16@0:8l16q24") { _ in ran += 1 }
         XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
@@ -118,7 +118,7 @@ final class HookSafetyTests: XCTestCase {
         let calls = Locked(0)
         let cls = try makeCalc("HookThrows", calls: calls)
         let o = try cls.createInstance()
-        var afterRan = 0
+        nonisolated(unsafe) var afterRan = 0
         for position in [HookPosition.before, .instead, .after] {
             calls.set(0)
             afterRan = 0
@@ -351,8 +351,8 @@ final class HookSafetyTests: XCTestCase {
         let calls = Locked(0)
         let cls = try makeCalc("HookReenter", calls: calls)
         let o = try cls.createInstance()
-        var depth = 0
-        var entries = 0
+        nonisolated(unsafe) var depth = 0
+        nonisolated(unsafe) var entries = 0
         let t = try cls.hook("add:to:", .instead) { ctx in
             entries += 1
             let a: Int = try ctx.argument(at: 0)
@@ -384,7 +384,7 @@ final class HookSafetyTests: XCTestCase {
         t2.remove()
 
         // A hook sending another hooked message to the same object runs that message's hooks.
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let t3 = try cls.hook("make", .before) { ctx in
             log.append("make")
             _ = try ctx.target.send("add:to:", 1, 1) as Int
@@ -399,8 +399,8 @@ final class HookSafetyTests: XCTestCase {
     func testUnhookingFromInsideAHook() throws {
         let cls = try makeCalc("HookSelfRemove")
         let o = try cls.createInstance()
-        var runs = 0
-        var token: HookToken?
+        nonisolated(unsafe) var runs = 0
+        nonisolated(unsafe) var token: HookToken?
         token = try cls.hook("add:to:", .before) { _ in
             runs += 1
             token?.remove()

@@ -23,6 +23,7 @@ final class HookTrampolineTypeTests: XCTestCase {
     /// replaces the argument, then unhooked again.
     func checkPassthrough<T: MessageValue & Equatable>(_ code: String, _ values: [T],
                                                         file: StaticString = #filePath, line: UInt = #line) throws {
+        nonisolated(unsafe) let values = values  // read by hooks that run on this thread
         let cls = try makeClass("HookType_\(code.filter { $0.isLetter || $0.isNumber })")
         try cls.addMethod("echo:") { (_: ObjectRef, x: T) -> T in x }
         let encoding = cls.ownMethod(for: "echo:")!.signature.encoding
@@ -33,9 +34,9 @@ final class HookTrampolineTypeTests: XCTestCase {
         XCTAssertEqual(direct, values, "\(code) unhooked", file: file, line: line)
         let directDynamic = try values.map { fwdFingerprint(try o.send("echo:", $0)) }
 
-        var seenArguments: [T] = []
-        var seenReturns: [T] = []
-        var dynamicArguments: [String] = []
+        nonisolated(unsafe) var seenArguments: [T] = []
+        nonisolated(unsafe) var seenReturns: [T] = []
+        nonisolated(unsafe) var dynamicArguments: [String] = []
         let tokens = [
             try cls.hook("echo:", .before) { ctx in
                 seenArguments.append(try ctx.argument(at: 0))
@@ -118,7 +119,7 @@ final class HookTrampolineTypeTests: XCTestCase {
         let d = Point(x: 1, y: 2)
         let expected = FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 8, height: 16))
         XCTAssertEqual(try cls.send("inset:by:", r, d) as FwdRect, expected)
-        var seen: [String] = []
+        nonisolated(unsafe) var seen: [String] = []
         let t = try cls.hookClassMethod("inset:by:", .after) { ctx in
             seen.append("\(try ctx.argument(at: 0, as: FwdRect.self).size.width) \(try ctx.argument(at: 1, as: Point.self).y)")
             XCTAssertEqual(try ctx.returnValue(as: FwdRect.self), expected)
@@ -139,8 +140,8 @@ final class HookTrampolineTypeTests: XCTestCase {
         }
         let o = try cls.createInstance()
         let rect = FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4))
-        var afterSaw: [FwdRect] = []
-        var kept: Invocation?
+        nonisolated(unsafe) var afterSaw: [FwdRect] = []
+        nonisolated(unsafe) var kept: Invocation?
         let twice = try cls.hook("area:scale:", .instead) { ctx in
             try ctx.proceed()
             try ctx.proceed()  // the original runs twice with the same arguments
@@ -197,8 +198,8 @@ final class HookTrampolineTypeTests: XCTestCase {
         let direct = try o.send("mixed", arguments: args)
         let expectedPrint = received.current.last!
 
-        var hookViews: [String] = []
-        var afterReturns: [Double] = []
+        nonisolated(unsafe) var hookViews: [String] = []
+        nonisolated(unsafe) var afterReturns: [Double] = []
         let tokens = [
             try cls.hook("mixed", .before) { ctx in hookViews.append(ctx.argumentValues.map(fwdFingerprint).joined(separator: " ")) },
             try cls.hook("mixed", .instead) { ctx in try ctx.proceed() },
@@ -258,7 +259,7 @@ final class HookTrampolineTypeTests: XCTestCase {
         let directRecord = nativeRecord
         XCTAssertEqual(directRecord.count, 21)
 
-        var hookSaw: [String] = []
+        nonisolated(unsafe) var hookSaw: [String] = []
         let t1 = try cls.hook("native", .before) { ctx in
             hookSaw.append("\(try ctx.argument(at: 0, as: Int8.self)) \(try ctx.argument(at: 20, as: Float.self)) \(try ctx.argument(at: 13, as: UInt64.self))")
         }

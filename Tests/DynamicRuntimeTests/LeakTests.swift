@@ -14,7 +14,7 @@ final class LeakTests: XCTestCase {
         try cls.addMethod("copy") { (self_: ObjectRef) -> Object? in self_.retained() }
         let key = AssociationKey()
         let start = Runtime.liveObjectCount
-        var observed = 0
+        nonisolated(unsafe) var observed = 0
         for i in 0..<100_000 {
             let obj = try cls.createInstance()
             switch i % 5 {
@@ -144,7 +144,7 @@ final class LeakTests: XCTestCase {
     func testDisposeReleasesAClassObjectsAssociations() throws {
         let holder = try RuntimeClass(name: uniqueName("Holder"))
         let cls = try RuntimeClass(name: uniqueName())
-        var released = false
+        nonisolated(unsafe) var released = false
         do {
             let value = try holder.createInstance()
             value.onDeallocate { _ in released = true }

@@ -142,7 +142,8 @@ final class MessageSendTests: XCTestCase {
         let other = try cls.createInstance()
         try cls.addMethod("same:") { (_: ObjectRef, o: ObjectRef) -> Object? in o.retained() }
         try cls.addMethod("isNil:") { (_: ObjectRef, o: Object?) in o == nil }
-        try cls.addMethod("make") { (_: ObjectRef) -> Object? in try? self.cls.createInstance() }
+        let cls = self.cls!
+        try cls.addMethod("make") { (_: ObjectRef) -> Object? in try? cls.createInstance() }
         let before = Runtime.liveObjectCount
         do {
             let back: Object? = try obj.send("same:", other.ref)
@@ -297,7 +298,7 @@ final class MessageSendTests: XCTestCase {
         try a.addMethod("describe") { (_: ObjectRef) in 1 }
         // A depth guard turns a super send that re-dispatches to the subclass (endless
         // recursion) into a wrong answer instead of a stack overflow.
-        var depth = 0
+        nonisolated(unsafe) var depth = 0
         try b.addMethod("describe") { (self_: ObjectRef) -> Int in
             depth += 1
             defer { depth -= 1 }

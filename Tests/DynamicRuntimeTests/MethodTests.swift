@@ -44,7 +44,7 @@ final class MethodTests: XCTestCase {
     }
 
     func testVoidClosuresOfArityZeroToFour() throws {
-        var calls: [[Int]] = []
+        nonisolated(unsafe) var calls: [[Int]] = []
         try cls.addMethod("v0") { (_: ObjectRef) in calls.append([]) }
         try cls.addMethod("v1:") { (_: ObjectRef, a: Int) in calls.append([a]) }
         try cls.addMethod("v2::") { (_: ObjectRef, a: Int, b: Int) in calls.append([a, b]) }
@@ -61,7 +61,7 @@ final class MethodTests: XCTestCase {
     }
 
     func testTheReceiverIsPassedToTheClosure() throws {
-        let seen = UnsafeMutablePointer<sf_id?>.allocate(capacity: 1)
+        nonisolated(unsafe) let seen = UnsafeMutablePointer<sf_id?>.allocate(capacity: 1)
         defer { seen.deallocate() }
         try cls.addMethod("me") { (self_: ObjectRef) in seen.pointee = self_.raw }
         try obj.send("me", as: Void.self)

@@ -25,7 +25,7 @@ final class ObjectTests: XCTestCase {
     }
 
     func testRetainAndReleaseFromC() throws {
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         let obj = try cls.createInstance()
         let raw = obj.raw
         obj.onDeallocate { _ in log.append("dealloc") }
@@ -69,8 +69,8 @@ final class ObjectTests: XCTestCase {
     }
 
     func testDeallocObserversRunOnceInOrder() throws {
-        var log: [Int] = []
-        var observed: [sf_id] = []
+        nonisolated(unsafe) var log: [Int] = []
+        nonisolated(unsafe) var observed: [sf_id] = []
         var obj: Object? = try cls.createInstance()
         let raw = obj!.raw
         for i in 0..<5 {
@@ -97,7 +97,7 @@ final class ObjectTests: XCTestCase {
             sf_object_getIvarPointer(self_.raw, holder.ivar(named: "n")!.offset)!.load(as: Int.self)
         }
         let key = AssociationKey()
-        var seen: (Int, String?)? = nil
+        nonisolated(unsafe) var seen: (Int, String?)? = nil
         do {
             let obj = try holder.createInstance()
             sf_object_getIvarPointer(obj.raw, holder.ivar(named: "n")!.offset)!.storeBytes(of: 41, as: Int.self)
@@ -167,7 +167,7 @@ final class ObjectTests: XCTestCase {
 
     func testAssociatedObjectsAreRetainedAndReleasedOnDealloc() throws {
         let key = AssociationKey("child")
-        var log: [String] = []
+        nonisolated(unsafe) var log: [String] = []
         var owner: Object? = try cls.createInstance()
         do {
             let child = try cls.createInstance()
@@ -186,7 +186,7 @@ final class ObjectTests: XCTestCase {
     func testResettingAnAssociationReleasesTheOldValue() throws {
         let key = AssociationKey()
         let owner = try cls.createInstance()
-        var log: [Int] = []
+        nonisolated(unsafe) var log: [Int] = []
         for i in 0..<3 {
             let child = try cls.createInstance()
             child.onDeallocate { _ in log.append(i) }

@@ -133,7 +133,7 @@ func makeClass(_ base: String, superclass: RuntimeClass? = nil,
 
 /// A uniquely named proxy class.
 func makeProxyClass(_ base: String,
-                    intercept: ((Invocation, _ proceed: () throws -> Void) throws -> Void)? = nil) throws -> RuntimeClass {
+                    intercept: (@Sendable (Invocation, _ proceed: () throws -> Void) throws -> Void)? = nil) throws -> RuntimeClass {
     try Proxy.makeClass(name: uniqueClassName(base), intercept: intercept)
 }
 

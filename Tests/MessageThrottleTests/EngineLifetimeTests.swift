@@ -111,7 +111,8 @@ final class EngineLifetimeTests: XCTestCase {
         var arg: Object? = try fx.payload(42)
         let weakArg = WeakReference(arg!)
         let deallocatedAt = Locked<Int?>(nil)
-        arg!.onDeallocate { _ in deallocatedAt.withLock { $0 = fx.log.ms } }
+        let log = fx.log
+        arg!.onDeallocate { _ in deallocatedAt.withLock { $0 = log.ms } }
         fx.advance(to: 0)
         try fx.take(obj, arg)
         arg = nil

@@ -176,7 +176,7 @@ final class BadInputTests: XCTestCase {
         }
         XCTAssertThrowsError(try o.send("missing", as: Int.self))
         // The last-resort stage observes, the sender still gets the error.
-        var observed: [String] = []
+        nonisolated(unsafe) var observed: [String] = []
         try cls.setDoesNotRecognizeSelector { _, sel in observed.append(sel.name) }
         XCTAssertThrowsError(try o.send("other"))
         XCTAssertEqual(observed, ["other"])
@@ -300,7 +300,7 @@ final class BadInputTests: XCTestCase {
         }
         // A captured call keeps its target alive until it is replayed and dropped.
         let before = Runtime.liveObjectCount
-        var kept: Invocation?
+        nonisolated(unsafe) var kept: Invocation?
         let token = try cls.hook("add:to:", .instead) { ctx in kept = ctx.makeInvocation() }
         var target: Object? = try cls.createInstance()
         weak var weakHandle = target
@@ -321,8 +321,8 @@ final class BadInputTests: XCTestCase {
 
     func testReentrantSendFromAHook() throws {
         let (cls, o) = try calculator()
-        var depth = 0
-        var seen: [Int] = []
+        nonisolated(unsafe) var depth = 0
+        nonisolated(unsafe) var seen: [Int] = []
         let token = try cls.hook("add:to:", .before) { ctx in
             let a = try ctx.argument(at: 0, as: Int.self)
             seen.append(a)
@@ -341,7 +341,7 @@ final class BadInputTests: XCTestCase {
 
     func testReentrantSendInsideAThrottledMethod() throws {
         let cls = try RuntimeClass(name: name("Reentrant"))
-        var calls: [Int] = []
+        nonisolated(unsafe) var calls: [Int] = []
         try cls.addMethod("tick:") { (me: ObjectRef, n: Int) -> Int in
             calls.append(n)
             // Re-entrant: the rule performing this call lets its own nested send through.
@@ -361,8 +361,8 @@ final class BadInputTests: XCTestCase {
     func testHookRemovingItselfWhileRunning() throws {
         let (cls, o) = try calculator()
         let original = cls.ownMethod(for: "add:to:")!.implementation
-        var token: HookToken?
-        var runs = 0
+        nonisolated(unsafe) var token: HookToken?
+        nonisolated(unsafe) var runs = 0
         token = try cls.hook("add:to:", .before) { _ in
             runs += 1
             XCTAssertTrue(token!.remove())
@@ -379,7 +379,7 @@ final class BadInputTests: XCTestCase {
 
     func testHookThatThrows() throws {
         let cls = try RuntimeClass(name: name("Throwing"))
-        var originalRuns = 0
+        nonisolated(unsafe) var originalRuns = 0
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in originalRuns += 1; return a + b }
         let o = try cls.createInstance()
 

@@ -18,7 +18,7 @@ final class DeallocAbuseTests: XCTestCase {
         let c = try makeClass("Abuse.Resurrect")
         let baseline = Runtime.liveObjectCount
         let key = AssociationKey("child")
-        var runs = 0
+        nonisolated(unsafe) var runs = 0
         do {
             let o = try c.createInstance()
             o.setAssociatedValue(try c.createInstance(), for: key)
@@ -39,7 +39,7 @@ final class DeallocAbuseTests: XCTestCase {
     func testAnObjectHandleMadeInAnObserverDoesNotResurrect() throws {
         let c = try makeClass("Abuse.Handle")
         let baseline = Runtime.liveObjectCount
-        var sent = 0
+        nonisolated(unsafe) var sent = 0
         do {
             let o = try c.createInstance()
             o.onDeallocate { me in

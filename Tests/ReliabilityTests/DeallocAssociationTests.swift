@@ -15,7 +15,7 @@ final class DeallocAssociationTests: XCTestCase {
 
     /// An owner whose `child` ivar's dealloc observer runs `late` on the dying owner.
     private func deallocWithChild(_ c: RuntimeClass, ownerHasSideTable: Bool,
-                                  _ late: @escaping (ObjectRef) -> Void) throws {
+                                  _ late: @escaping @Sendable (ObjectRef) -> Void) throws {
         let owner = try c.createInstance()
         if ownerHasSideTable { owner.setAssociatedValue(42, for: AssociationKey("early")) }
         let child = try c.createInstance()
@@ -28,8 +28,8 @@ final class DeallocAssociationTests: XCTestCase {
         let c = try makeClass("Abuse.Assoc.Ivar")
         let baseline = Runtime.liveObjectCount
         for hasTable in [false, true] {
-            var stored: Bool?
-            var readBack: Any? = "unset"
+            nonisolated(unsafe) var stored: Bool?
+            nonisolated(unsafe) var readBack: Any? = "unset"
             try deallocWithChild(c, ownerHasSideTable: hasTable) { owner in
                 stored = owner.setAssociatedValue(try! c.createInstance(), for: Self.key)
                 readBack = owner.associatedValue(for: Self.key)
@@ -43,7 +43,7 @@ final class DeallocAssociationTests: XCTestCase {
     func testAssociationFromAnAssociatedValuesObserverIsRefused() throws {
         let c = try makeClass("Abuse.Assoc.Value")
         let baseline = Runtime.liveObjectCount
-        var stored: Bool?
+        nonisolated(unsafe) var stored: Bool?
         do {
             let owner = try c.createInstance()
             let value = try c.createInstance()
@@ -58,7 +58,7 @@ final class DeallocAssociationTests: XCTestCase {
     func testAssociationFromAnOwnDeallocObserverIsRefused() throws {
         let c = try makeClass("Abuse.Assoc.Own")
         let baseline = Runtime.liveObjectCount
-        var stored: Bool?
+        nonisolated(unsafe) var stored: Bool?
         do {
             let owner = try c.createInstance()
             owner.onDeallocate { me in stored = me.setAssociatedValue(try! c.createInstance(), for: Self.key) }
@@ -70,8 +70,8 @@ final class DeallocAssociationTests: XCTestCase {
     func testCAssociationDuringDeallocationIsRefusedWithAnError() throws {
         let c = try makeClass("Abuse.Assoc.C")
         let baseline = Runtime.liveObjectCount
-        var status: sf_status?
-        var message = ""
+        nonisolated(unsafe) var status: sf_status?
+        nonisolated(unsafe) var message = ""
         try deallocWithChild(c, ownerHasSideTable: false) { owner in
             let value = try! c.createInstance()
             sf_setAssociatedObject(owner.raw, Self.cKey, value.raw)

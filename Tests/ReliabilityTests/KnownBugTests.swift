@@ -6,26 +6,26 @@ import CShims
 @testable import DynamicRuntime
 @testable import MessageThrottle
 
+/// Asserts that `body` throws `invalidArgument` whose reason contains `reason`.
+func assertInvalidArgument<T>(_ reason: String, className: String? = nil, selector: String,
+                              file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> T) {
+    do {
+        _ = try body()
+        XCTFail("expected invalidArgument, nothing was thrown", file: file, line: line)
+    } catch let RuntimeError.invalidArgument(cls, sel, why) {
+        if let className { XCTAssertEqual(cls, className, file: file, line: line) }
+        XCTAssertEqual(sel, selector, file: file, line: line)
+        XCTAssertTrue(why.contains(reason), "\(why)", file: file, line: line)
+    } catch {
+        XCTFail("expected invalidArgument, got \(error)", file: file, line: line)
+    }
+}
+
 /// Deterministic reproductions of the bugs in docs/reliability.md ("Known bugs"), all fixed:
 /// each test asserts the correct behaviour and runs by default as a regression test. A newly
 /// found bug that crashes or hangs goes here behind `openBug()` until its fix lands.
 final class KnownBugTests: XCTestCase {
     // A test of a bug still open starts with `try openBug("…")` (TestSupport).
-
-    /// Asserts that `body` throws `invalidArgument` whose reason contains `reason`.
-    func assertInvalidArgument<T>(_ reason: String, className: String? = nil, selector: String,
-                                  file: StaticString = #filePath, line: UInt = #line, _ body: () throws -> T) {
-        do {
-            _ = try body()
-            XCTFail("expected invalidArgument, nothing was thrown", file: file, line: line)
-        } catch let RuntimeError.invalidArgument(cls, sel, why) {
-            if let className { XCTAssertEqual(cls, className, file: file, line: line) }
-            XCTAssertEqual(sel, selector, file: file, line: line)
-            XCTAssertTrue(why.contains(reason), "\(why)", file: file, line: line)
-        } catch {
-            XCTFail("expected invalidArgument, got \(error)", file: file, line: line)
-        }
-    }
 
     static let oversized = [UInt8](repeating: 0xAB, count: 4096)
 
@@ -116,7 +116,7 @@ final class KnownBugTests: XCTestCase {
         let c = try RuntimeClass(name: "KB2.HookArg")
         try c.addMethod("pair:", types: "v@:{Pair=dd}") { _, _ in }
         let t = try c.hook("pair:", .before) { ctx in
-            self.assertInvalidArgument("argument 1 is a 16-byte struct '{Pair=dd}', got 4096 bytes",
+            assertInvalidArgument("argument 1 is a 16-byte struct '{Pair=dd}', got 4096 bytes",
                                        className: "KB2.HookArg", selector: "pair:") {
                 try ctx.setArgument(DynamicValue.structure(Self.pair, Self.oversized), at: 0)
             }
@@ -130,7 +130,7 @@ final class KnownBugTests: XCTestCase {
         let c = try RuntimeClass(name: "KB2.HookRet")
         try c.addMethod("pair", types: "{Pair=dd}@:") { ret, _ in ret.initializeMemory(as: UInt8.self, repeating: 0, count: 16) }
         let t = try c.hook("pair", .after) { ctx in
-            self.assertInvalidArgument("the return value is a 16-byte struct '{Pair=dd}', got 4096 bytes",
+            assertInvalidArgument("the return value is a 16-byte struct '{Pair=dd}', got 4096 bytes",
                                        className: "KB2.HookRet", selector: "pair") {
                 try ctx.setReturnValue(DynamicValue.structure(Self.pair, Self.oversized))
             }
@@ -228,7 +228,7 @@ final class KnownBugTests: XCTestCase {
 
     func testKB5_forwardInvocationSentDirectly() throws {
         let c = try RuntimeClass(name: "KB5.FI")
-        var delivered = 0
+        nonisolated(unsafe) var delivered = 0
         try c.setForwardInvocation { _ in delivered += 1 }
         let o = try c.createInstance()
         assertInvalidArgument("argument 1 is NULL", className: "KB5.FI", selector: "forwardInvocation:") {

@@ -9,7 +9,7 @@ private func handlerClass(_ cls: sf_class_t?, _ fn: UnsafeRawPointer?, _ what: S
     return c
 }
 
-private func resolver(_ fn: @escaping sf_resolve_fn, _ context: UnsafeMutableRawPointer?) -> (RuntimeClass, Selector) -> Bool {
+private func resolver(_ fn: @escaping sf_resolve_fn, _ context: UnsafeMutableRawPointer?) -> @Sendable (RuntimeClass, Selector) -> Bool {
     let ctx = UInt(bitPattern: context)
     return { c, s in fn(c.raw, s.raw, UnsafeMutableRawPointer(bitPattern: ctx)) }
 }

@@ -32,6 +32,13 @@ enum CMessageSend {
             try Forwarding.handleMiss(obj, selector, cls: cls, frame: CFrame(arguments: args, returnValue: ret))
             return
         }
+        try call(obj, selector, cls: cls, method: method, ret: ret, args: args)
+    }
+
+    /// Calls `method` with the C caller's frame (a send's hit, or `sf_method_invoke`), inside a
+    /// read-side section.
+    static func call(_ obj: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t, ret: UnsafeMutableRawPointer?,
+                     args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) throws(RuntimeError) {
         let sig = Signature(raw: sf_method_sig(method))
         let n = sig.argumentTypes.count
         if n > 2, args == nil {

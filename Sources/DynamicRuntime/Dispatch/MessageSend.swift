@@ -224,6 +224,13 @@ enum MessageSend {
                 DynamicValue.load(ran.returnType, from: ret, isReturn: true)
             }
         }
+        return try call(raw, selector, cls: cls, method: method, args)
+    }
+
+    /// Calls `method` (found by a send, or given to `Method.invoke`) with checked arguments;
+    /// inside a read-side section.
+    static func call(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t,
+                     _ args: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
         let argTypes = args.map(argumentType)
         let sig = Signature(raw: sf_method_sig(method))
         let className = RuntimeClass.from(cls).name

@@ -10,7 +10,7 @@ public enum Proxy {
     /// on to the target (the default does just that).
     public static func makeClass(
         name: String,
-        intercept: ((Invocation, _ proceed: () throws -> Void) throws -> Void)? = nil
+        intercept: (@Sendable (Invocation, _ proceed: () throws -> Void) throws -> Void)? = nil
     ) throws(RuntimeError) -> RuntimeClass {
         let cls = try RuntimeClass(name: name, ivars: [(targetIvarName, .object)])
         let ivar = cls.ivar(named: targetIvarName)!

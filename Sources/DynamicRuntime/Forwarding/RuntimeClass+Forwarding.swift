@@ -4,14 +4,14 @@ import CShims
 /// runtime looks for, so C code that defines the method by hand behaves the same.
 extension RuntimeClass {
     /// Stage 1 for instance methods: `body(class, selector)` may add the method and return true.
-    public func setResolveInstanceMethod(_ body: @escaping (RuntimeClass, Selector) throws -> Bool) throws(RuntimeError) {
+    public func setResolveInstanceMethod(_ body: @escaping @Sendable (RuntimeClass, Selector) throws -> Bool) throws(RuntimeError) {
         try instanceClass.metaclass.replaceMethod(Forwarding.resolveInstanceMethod) { (cls: ObjectRef, sel: Selector) throws -> Bool in
             try body(RuntimeClass.from(sf_object_as_class(cls.raw!)), sel)
         }
     }
 
     /// Stage 1 for class methods: `body(class, selector)` may add a class method and return true.
-    public func setResolveClassMethod(_ body: @escaping (RuntimeClass, Selector) throws -> Bool) throws(RuntimeError) {
+    public func setResolveClassMethod(_ body: @escaping @Sendable (RuntimeClass, Selector) throws -> Bool) throws(RuntimeError) {
         try instanceClass.metaclass.replaceMethod(Forwarding.resolveClassMethod) { (cls: ObjectRef, sel: Selector) throws -> Bool in
             try body(RuntimeClass.from(sf_object_as_class(cls.raw!)), sel)
         }
@@ -19,7 +19,7 @@ extension RuntimeClass {
 
     /// Stage 2: `body(receiver, selector)` names another object to receive the message
     /// unchanged, or nil to go on to stage 3.
-    public func setForwardingTarget(_ body: @escaping (ObjectRef, Selector) throws -> ObjectRef?) throws(RuntimeError) {
+    public func setForwardingTarget(_ body: @escaping @Sendable (ObjectRef, Selector) throws -> ObjectRef?) throws(RuntimeError) {
         try replaceMethod(Forwarding.forwardingTarget) { (recv: ObjectRef, sel: Selector) throws -> Object? in
             try body(recv, sel)?.retained()
         }
@@ -27,7 +27,7 @@ extension RuntimeClass {
 
     /// Stage 3a: the signature of a selector this class forwards (needed for C senders; Swift
     /// senders' own types are used when this is absent).
-    public func setMethodSignature(_ body: @escaping (ObjectRef, Selector) throws -> Signature?) throws(RuntimeError) {
+    public func setMethodSignature(_ body: @escaping @Sendable (ObjectRef, Selector) throws -> Signature?) throws(RuntimeError) {
         try replaceMethod(Forwarding.methodSignature) { (recv: ObjectRef, sel: Selector) throws -> CString in
             CString(try body(recv, sel)?.raw.pointee.types)
         }
@@ -38,7 +38,7 @@ extension RuntimeClass {
     ///
     /// Only the runtime sends `forwardInvocation:` to such a method: sent directly, with
     /// anything but the record being forwarded on this thread, it throws `reservedSelector`.
-    public func setForwardInvocation(_ body: @escaping (Invocation) throws -> Void) throws(RuntimeError) {
+    public func setForwardInvocation(_ body: @escaping @Sendable (Invocation) throws -> Void) throws(RuntimeError) {
         try replaceMethod(Forwarding.forwardInvocation) { (recv: ObjectRef, record: UnsafeMutableRawPointer) throws in
             guard Forwarding.isDelivering(record) else {
                 throw RuntimeError.reservedSelector(
@@ -50,7 +50,7 @@ extension RuntimeClass {
     }
 
     /// Stage 4: observes unrecognized selectors (e.g. to log); the sender still gets the error.
-    public func setDoesNotRecognizeSelector(_ body: @escaping (ObjectRef, Selector) -> Void) throws(RuntimeError) {
+    public func setDoesNotRecognizeSelector(_ body: @escaping @Sendable (ObjectRef, Selector) -> Void) throws(RuntimeError) {
         try replaceMethod(Forwarding.doesNotRecognize) { (recv: ObjectRef, sel: Selector) in
             body(recv, sel)
         }

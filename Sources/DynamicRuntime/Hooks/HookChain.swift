@@ -5,7 +5,8 @@ import Synchronization
 /// Per-call bookkeeping, on the trampoline's stack.
 struct HookCallState {
     var insteadIndex = 0
-    /// The chain's instead-hooks, counted once per call.
+    /// The class chain's instead-hooks, and those of both chains, counted once per call.
+    var outerInsteadCount = 0
     var insteadCount = 0
     var proceeded = false
 }
@@ -15,6 +16,22 @@ final class HookChain: @unchecked Sendable {
     struct Entry {
         let id: UInt64
         let body: (HookContext) throws(RuntimeError) -> Void
+        /// Set for a hook that removes itself after its first call: the call that claims it runs it.
+        var once: OnceClaim? = nil
+
+        /// Runs the body unless it is a one-shot hook another call already claimed; says whether
+        /// it ran.
+        @inline(__always) @discardableResult
+        func run(_ ctx: HookContext) throws(RuntimeError) -> Bool {
+            guard let once else {
+                try body(ctx)
+                return true
+            }
+            guard once.claim() else { return false }
+            defer { HookRegistry.removeAfterFirstCall(id) }
+            try body(ctx)
+            return true
+        }
     }
 
     let before: [Entry]
@@ -43,7 +60,21 @@ final class HookChain: @unchecked Sendable {
                   after: after.filter { $0.id != id })
     }
 
+    /// Every entry with its position: before hooks in order, instead hooks newest first, after.
+    var listed: [(entry: Entry, position: HookPosition)] {
+        before.map { ($0, .before) } + instead.map { ($0, .instead) } + after.map { ($0, .after) }
+    }
+
     func contains(_ id: UInt64) -> Bool {
         before.contains { $0.id == id } || instead.contains { $0.id == id } || after.contains { $0.id == id }
+    }
+}
+
+/// The first caller to claim it wins; every later claim fails.
+final class OnceClaim: @unchecked Sendable {
+    private let claimed = Atomic<Bool>(false)
+
+    func claim() -> Bool {
+        !claimed.load(ordering: .relaxed) && !claimed.exchange(true, ordering: .acquiringAndReleasing)
     }
 }

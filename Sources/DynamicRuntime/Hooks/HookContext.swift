@@ -10,14 +10,18 @@ public struct HookContext {
     // references, which costs no retain.
     let hookRef: Unmanaged<MethodHook>
     let chainRef: Unmanaged<HookChain>
+    /// A per-object entry's own chain, merged position by position after the class's `chain`.
+    let innerRef: Unmanaged<HookChain>?
     let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     let returnStorage: UnsafeMutableRawPointer
     let state: UnsafeMutablePointer<HookCallState>
 
-    init(hook: Unmanaged<MethodHook>, chain: Unmanaged<HookChain>, arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+    init(hook: Unmanaged<MethodHook>, chain: Unmanaged<HookChain>, inner: Unmanaged<HookChain>?,
+         arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
          returnStorage: UnsafeMutableRawPointer, state: UnsafeMutablePointer<HookCallState>) {
         hookRef = hook
         chainRef = chain
+        innerRef = inner
         self.arguments = arguments
         self.returnStorage = returnStorage
         self.state = state
@@ -25,6 +29,7 @@ public struct HookContext {
 
     var hook: MethodHook { hookRef.takeUnretainedValue() }
     var chain: HookChain { chainRef.takeUnretainedValue() }
+    var inner: HookChain? { innerRef?.takeUnretainedValue() }
 
     /// The receiver.
     public var target: ObjectRef { ObjectRef(arguments[0]!.load(as: sf_id?.self)) }
@@ -34,6 +39,9 @@ public struct HookContext {
     public var signature: Signature { hook.signature }
     /// The implementation the hook wraps (resolved now, for an inherited method).
     public var originalImplementation: IMP { hook.currentOriginal() }
+    /// Whether the receiver has instead hooks of its own on this method, which run inside this
+    /// class hook's (an engine's instance rule takes precedence over its class rule).
+    package var receiverHasOwnInsteadHooks: Bool { state.pointee.insteadCount > state.pointee.outerInsteadCount }
     /// Whether the original (or the next instead-hook) has run for this call.
     public var didProceed: Bool { state.pointee.proceeded }
 
@@ -88,16 +96,21 @@ public struct HookContext {
 
     /// Runs the next instead-hook, or the original; the result lands in the return value.
     public func proceed() throws(RuntimeError) {
-        let next = state.pointee.insteadIndex
-        if next < state.pointee.insteadCount {
+        // The class's instead hooks first, then the object's own; a claimed one-shot hook is
+        // passed over. The chains are read as guaranteed references: no retain per call.
+        while true {
+            let next = state.pointee.insteadIndex
+            let outer = state.pointee.outerInsteadCount
+            guard next < state.pointee.insteadCount else { return try invokeOriginal() }
             state.pointee.insteadIndex = next + 1
             var failure: RuntimeError?
-            chainRef._withUnsafeGuaranteedRef { chain in
-                do throws(RuntimeError) { try chain.instead[next].body(self) } catch { failure = error }
+            var ran = false
+            let chain = next < outer ? chainRef : innerRef!
+            chain._withUnsafeGuaranteedRef { chain in
+                do throws(RuntimeError) { ran = try chain.instead[next < outer ? next : next - outer].run(self) } catch { failure = error }
             }
             if let failure { throw failure }
-        } else {
-            try invokeOriginal()
+            if ran { return }
         }
     }
 

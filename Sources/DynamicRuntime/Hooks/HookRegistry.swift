@@ -5,6 +5,8 @@ import Glibc
 /// the old or the new table entry and chain, never a torn one.
 enum HookRegistry {
     nonisolated(unsafe) private static var nextID: UInt64 = 1
+    /// The tokens of hooks that remove themselves after their first call (lock held).
+    nonisolated(unsafe) private static var oneShotTokens: [UInt64: HookToken] = [:]
     private static let installDeallocHandler: Void = {
         HiddenClassRegistry.onObjectDeallocated = { obj, hidden in HookRegistry.objectDeallocated(obj, hidden) }
     }()
@@ -12,7 +14,7 @@ enum HookRegistry {
     typealias Body = (HookContext) throws(RuntimeError) -> Void
 
     static func add(on cls: RuntimeClass, _ selector: Selector, _ position: HookPosition,
-                    expecting types: String?, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
+                    expecting types: String?, once: Bool = false, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
         if Forwarding.reserved.contains(selector) {
             throw .reservedSelector(className: cls.visibleName, selector: selector.name,
                                     reason: "it drives forwarding itself; define the method instead of hooking it")
@@ -35,8 +37,10 @@ enum HookRegistry {
             let hook = try installedHook(cls, method)
             let id = nextID
             nextID += 1
-            hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body), at: position))
-            return HookToken(id: id, hook: hook, position: position)
+            hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body, once: once ? OnceClaim() : nil), at: position))
+            let token = HookToken(id: id, hook: hook, position: position)
+            if once { oneShotTokens[id] = token }
+            return token
         }
     }
 
@@ -63,9 +67,12 @@ enum HookRegistry {
         return hook
     }
 
-    static func remove(_ token: HookToken) -> Bool {
+    static func remove(_ token: HookToken) -> Bool { remove(token.id, from: token.hook) }
+
+    /// Removes hook `id` from `hook`'s chain, uninstalling the entry when it was the last.
+    static func remove(_ id: UInt64, from hook: MethodHook) -> Bool {
         let removed = Runtime.state.lock.withLock { () -> Bool in
-            let hook = token.hook
+            oneShotTokens[id] = nil
             guard let record = hook.record, record.hook === hook else { return false }
             guard hook.isInTable else {
                 // The class (or, for a class-method hook, its class) was disposed: the table entry
@@ -76,14 +83,21 @@ enum HookRegistry {
                 Runtime.state.retire { hook.trampoline = nil }
                 return false
             }
-            guard hook.contains(token.id) else { return false }
-            let chain = hook.chain.removing(token.id)
+            guard hook.contains(id) else { return false }
+            let chain = hook.chain.removing(id)
             hook.publish(chain)
             if chain.isEmpty { uninstall(hook) }
             return true
         }
         Runtime.state.collectGarbage()
         return removed
+    }
+
+    /// Removes a one-shot hook once its first call ran it (its C token goes too).
+    static func removeAfterFirstCall(_ id: UInt64) {
+        guard let token = Runtime.state.lock.withLock({ oneShotTokens.removeValue(forKey: id) }) else { return }
+        token.remove()
+        CHooks.forget(id)
     }
 
     /// Puts the original back exactly (lock held).
@@ -142,7 +156,7 @@ enum HookRegistry {
 
     /// The object's hidden class if its isa is one (lock held). A deallocating object gets
     /// none: its teardown has already decided what to dispose.
-    private static func installedHiddenClass(_ obj: sf_id) throws(RuntimeError) -> RuntimeClass? {
+    static func installedHiddenClass(_ obj: sf_id) throws(RuntimeError) -> RuntimeClass? {
         Runtime.state.lock.assertHeld()
         let isa = sf_object_isa(obj)!
         guard sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) == 0 else {
@@ -161,6 +175,7 @@ enum HookRegistry {
             hidden.hiddenObject = nil
             for record in hidden.methods.values {
                 if let hook = record.hook {
+                    for (e, _) in hook.chain.listed { oneShotTokens[e.id] = nil }
                     hook.publish(HookChain())
                     uninstall(hook)
                 }

@@ -16,6 +16,9 @@ public final class HookToken: Hashable, @unchecked Sendable, CustomStringConvert
         self.position = position
     }
 
+    /// Names the hook in listings and for `removeHook(_:)`.
+    public var identifier: HookIdentifier { HookIdentifier(rawValue: id) }
+
     /// Whether the hook is still installed.
     public var isActive: Bool {
         Runtime.state.lock.withLock { hook.record?.hook === hook && hook.isInTable && hook.contains(id) }

@@ -5,23 +5,46 @@ import Glibc
 // original directly. Nothing here retains the hook, the chain or the original's owner: the
 // slot's words stay valid for the read section (writers retire them after a grace period).
 extension MethodHook {
-    /// The trampoline body: before hooks, instead hooks or the original, after hooks.
+    /// The trampoline body: before hooks, instead hooks or the original, after hooks. An entry
+    /// of a hidden per-object class runs its chain merged with the class's hook, if any.
     func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        let chainRef = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!)
+        let chain = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!)
+        if isHidden, let classHook = classHook() {
+            try classHook.run(Unmanaged.fromOpaque(sf_hook_chain(classHook.slot)!), inner: chain, ret, args)
+        } else {
+            try run(chain, inner: nil, ret, args)
+        }
+    }
+
+    /// The hook the visible class's entry runs, if that entry is hooked (in a read section).
+    private func classHook() -> MethodHook? {
+        guard let superclass = cls.lookupSuperclass, let m = sf_lookup_method(superclass.raw, selector.raw) else { return nil }
+        return MethodRecord.from(m)?.hook
+    }
+
+    /// Runs `chain`, and `inner` position by position after it (class, then object): before
+    /// hooks, instead hooks (or the original), after hooks. Both are read as guaranteed
+    /// references (the read section keeps them): no retain per call.
+    func run(_ chainRef: Unmanaged<HookChain>, inner innerRef: Unmanaged<HookChain>?, _ ret: UnsafeMutableRawPointer,
+             _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         clearReturn(ret)
         var failure: RuntimeError?
         chainRef._withUnsafeGuaranteedRef { chain in
-            var state = HookCallState(insteadCount: chain.instead.count)
+            let outer = chain.instead.count
+            var state = HookCallState(outerInsteadCount: outer,
+                                      insteadCount: outer + (innerRef.map { $0._withUnsafeGuaranteedRef { $0.instead.count } } ?? 0))
             withUnsafeMutablePointer(to: &state) { p in
-                let ctx = HookContext(hook: Unmanaged.passUnretained(self), chain: chainRef, arguments: args,
+                let ctx = HookContext(hook: Unmanaged.passUnretained(self), chain: chainRef, inner: innerRef, arguments: args,
                                       returnStorage: ret, state: p)
                 do throws(RuntimeError) {
                     // The common chain is instead-hooks only: no before or after loop to set up.
-                    if !chain.before.isEmpty { for e in chain.before { try e.body(ctx) } }
+                    if !chain.before.isEmpty { for e in chain.before { try e.run(ctx) } }
+                    if let inner = ctx.inner { for e in inner.before { try e.run(ctx) } }
                     try ctx.proceed()
-                    if !chain.after.isEmpty { for e in chain.after { try e.body(ctx) } }
+                    if !chain.after.isEmpty { for e in chain.after { try e.run(ctx) } }
+                    if let inner = ctx.inner { for e in inner.after { try e.run(ctx) } }
                 } catch {
                     // The caller gets zero (the entry clears the storage): an object the original
                     // or a hook already put there is owned by this call and must go first.

@@ -31,6 +31,8 @@ final class MethodHook: @unchecked Sendable {
     let directLayout: UnsafeMutablePointer<sf_tramp_layout>?
     /// How calls enter the hook, chosen from the signature when it is installed.
     let entry: HookEntryKind
+    /// Whether the class is a hidden per-object one, whose chain runs inside its class's hook.
+    let isHidden: Bool
 
     init(cls: RuntimeClass, selector: Selector, signature: Signature, inherited: Bool, original: IMP) throws(RuntimeError) {
         self.cls = cls
@@ -43,6 +45,7 @@ final class MethodHook: @unchecked Sendable {
         sf_hook_set_owner(slot, inherited ? nil : original.owner.map { Unmanaged.passUnretained($0).toOpaque() })
         sf_hook_set_original(slot, inherited ? nil : original.pointer)
         originalBox = PublishedIMP(inherited ? nil : original)
+        isHidden = cls.isHidden
         returnSize = signature.storage.returnSize
         returnsObject = signature.returnType == .object
         let trampolines = sf_tramp_enabled() != 0

@@ -15,34 +15,34 @@ extension RuntimeClass {
     /// - Throws: `hookFailed` (no such method), `reservedSelector`, `signatureMismatch`.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
-                     _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+                     _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         try HookRegistry.add(on: self, selector, position, expecting: types, wrapHookBody(body))
     }
 
     /// Hooks the class method `selector` (a hook on the metaclass).
     @discardableResult
     public func hookClassMethod(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
-                                _ body: @escaping (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+                                _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         try HookRegistry.add(on: instanceClass.metaclass, selector, position, expecting: types, wrapHookBody(body))
     }
 
     /// Observes messages before they run, like RxCocoa's `sentMessage`.
     @discardableResult
-    public func onMessageSent(_ selector: Selector, _ body: @escaping (ObjectRef, [DynamicValue]) -> Void) throws(RuntimeError) -> HookToken {
+    public func onMessageSent(_ selector: Selector, _ body: @escaping @Sendable (ObjectRef, [DynamicValue]) -> Void) throws(RuntimeError) -> HookToken {
         try hook(selector, .before) { ctx in body(ctx.target, ctx.argumentValues) }
     }
 
     /// Observes completed calls with their result, like RxCocoa's `methodInvoked`.
     @discardableResult
     public func onMethodInvoked(_ selector: Selector,
-                                _ body: @escaping (ObjectRef, [DynamicValue], DynamicValue) -> Void) throws(RuntimeError) -> HookToken {
+                                _ body: @escaping @Sendable (ObjectRef, [DynamicValue], DynamicValue) -> Void) throws(RuntimeError) -> HookToken {
         try hook(selector, .after) { ctx in body(ctx.target, ctx.argumentValues, ctx.returnValue) }
     }
 }
 
 
 /// Hook bodies may throw anything; the sender receives it as a RuntimeError naming the method.
-func wrapHookBody(_ body: @escaping (HookContext) throws -> Void) -> HookRegistry.Body {
+func wrapHookBody(_ body: @escaping @Sendable (HookContext) throws -> Void) -> HookRegistry.Body {
     { (ctx: HookContext) throws(RuntimeError) in
         do {
             try body(ctx)

@@ -30,7 +30,7 @@ extension MessageReceiver {
         switch table.get(key.rawKey) {
         case nil: return nil
         case let .swift(v)?: return v
-        case .object?:
+        case .object?, .unretained?:
             return table.getRetainedObject(key.rawKey).map { Object(adopting: $0) }
         }
     }
@@ -40,7 +40,7 @@ extension MessageReceiver {
     ///
     /// The object passed to `body` must not be retained beyond the call.
     @discardableResult
-    public func onDeallocate(_ body: @escaping (ObjectRef) -> Void) -> DeallocObserverToken? {
+    public func onDeallocate(_ body: @escaping @Sendable (ObjectRef) -> Void) -> DeallocObserverToken? {
         guard let raw = receiver.raw else { return nil }
         if sf_object_flags(raw) & UInt32(SF_OBJ_IMMORTAL | SF_OBJ_DEALLOCATING) != 0 { return nil }
         return ObjectSideTable.of(raw, create: true)!.addObserver(body)

@@ -17,8 +17,23 @@ final class MethodRecord: @unchecked Sendable {
     /// Odd while `exchange` rewrites the IMP and its owner: `imp` reads the pair consistently
     /// without the lock (inside a read section).
     private let version = Atomic<UInt>(0)
-    /// The hook whose trampoline is installed here, if any (lock held).
-    var hook: MethodHook?
+    /// The hook whose trampoline is installed here, retained, or 0. Written with the lock held;
+    /// read without it by a per-object entry merging the class's chain (in a read section: an
+    /// uninstalled hook lives on through its trampoline until the grace period ends).
+    private let hookBits = Atomic<UInt>(0)
+
+    /// The hook whose trampoline is installed here, if any (lock held, or in a read section).
+    var hook: MethodHook? {
+        get {
+            let bits = hookBits.load(ordering: .acquiring)
+            return bits == 0 ? nil : Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+        }
+        set {
+            let bits = newValue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+            let old = hookBits.exchange(bits, ordering: .acquiringAndReleasing)
+            if old != 0 { Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).release() }
+        }
+    }
 
     init(selector: Selector, signature: Signature, imp: IMP, in cls: RuntimeClass) {
         raw = sf_method_alloc()
@@ -37,6 +52,7 @@ final class MethodRecord: @unchecked Sendable {
     }
 
     deinit {
+        hook = nil
         sf_method_free(raw)
         Self.release(ownerBits.exchange(0, ordering: .acquiring))
     }

@@ -4,7 +4,18 @@ import CShims
 final class ObjectSideTable: @unchecked Sendable {
     enum Value {
         case swift(Any)
+        /// Retained by the table (retain and copy policies); released when reset or at dealloc.
         case object(sf_id)
+        /// The assign policy: neither retained nor released, and left dangling if it dies first.
+        case unretained(sf_id)
+
+        /// The object, whatever the policy.
+        var object: sf_id? {
+            switch self {
+            case let .object(o), let .unretained(o): o
+            case .swift: nil
+            }
+        }
     }
 
     private let lock = RuntimeLock()
@@ -40,7 +51,7 @@ final class ObjectSideTable: @unchecked Sendable {
 
     func getRetainedObject(_ key: UnsafeRawPointer) -> sf_id? {
         lock.withLock {
-            guard case let .object(o)? = associations[key] else { return nil }
+            guard let o = associations[key]?.object else { return nil }
             sf_retain_inline(o)
             return o
         }

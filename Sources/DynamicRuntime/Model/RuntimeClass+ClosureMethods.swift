@@ -11,7 +11,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod<R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: []) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
@@ -22,7 +22,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod<R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: []) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
@@ -33,7 +33,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: []) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!))
@@ -44,7 +44,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: []) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!))
@@ -55,7 +55,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding]) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret)
@@ -66,7 +66,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding]) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret)
@@ -77,7 +77,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding]) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2))
@@ -88,7 +88,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding]) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2))
@@ -99,7 +99,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding]) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret)
@@ -110,7 +110,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding]) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret)
@@ -121,7 +121,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding]) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3))
@@ -132,7 +132,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding]) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3))
@@ -143,7 +143,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret)
@@ -154,7 +154,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret)
@@ -165,7 +165,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4))
@@ -176,7 +176,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4))
@@ -187,7 +187,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret)
@@ -198,7 +198,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> R
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret)
@@ -209,7 +209,7 @@ extension RuntimeClass {
     /// Adds a method implemented by a Swift closure (a libffi closure IMP).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5))
@@ -220,7 +220,7 @@ extension RuntimeClass {
     /// Replaces (or adds) a method with a Swift closure; returns the previous IMP, if any.
     @inlinable @discardableResult
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
-        _ selector: Selector, types: String? = nil, _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void
+        _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5))

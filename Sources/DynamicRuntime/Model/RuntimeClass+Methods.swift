@@ -147,7 +147,7 @@ extension RuntimeClass {
     /// An error it throws reaches the sender; the raw caller gets a zero return.
     @discardableResult
     public func addMethod(_ selector: Selector, types: String,
-                          rawBody: @escaping (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws -> Void) throws(RuntimeError) -> Method {
+                          rawBody: @escaping @Sendable (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws -> Void) throws(RuntimeError) -> Method {
         let sig = try Signature(types)
         let box = try ClosureIMP(signature: sig, body: rawBody)
         return try install(selector, box.imp, sig, replacing: false).method

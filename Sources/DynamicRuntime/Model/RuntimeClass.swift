@@ -16,7 +16,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     /// The class's name (metaclasses share their class's name).
     public let name: String
     /// The superclass, or nil for a root class. A root metaclass's superclass is its root class.
-    public let superclass: RuntimeClass?
+    /// Changes only through `setSuperclass(_:)`, under the runtime lock.
+    public internal(set) var superclass: RuntimeClass?
     /// True for a metaclass, whose methods are class methods.
     public let isMetaclass: Bool
     /// True for the private per-object subclasses that instance hooks use.
@@ -42,6 +43,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var instanceAlignment = 16
     /// Protocols this class adopted itself, in adoption order.
     var adoptedProtocols: [RuntimeProtocol] = []
+    /// Properties this class declared itself, in declaration order.
+    var propertyList: [RuntimeProperty] = []
 
     /// The metaclass, which holds the class methods. For a metaclass: the root metaclass.
     public var metaclass: RuntimeClass { _metaclass ?? _instanceClass!.rootClass.metaclass }
@@ -136,7 +139,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         }
     }
 
-    private var metaSuperclass: RuntimeClass?
+    /// For a metaclass: where class method lookup continues (lock held to change it).
+    var metaSuperclass: RuntimeClass?
 
     private init(metaclassFor name: String, superclass: RuntimeClass?, hidden: Bool) {
         self.name = name

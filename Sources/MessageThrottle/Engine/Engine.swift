@@ -54,6 +54,17 @@ public final class Engine: @unchecked Sendable {
         }
     }
 
+    /// Whether some engine has an instance rule for `selector` on `receiver`.
+    static func hasInstanceRule(_ receiver: ObjectRef, _ selector: Selector) -> Bool {
+        let raw = receiver.raw.map(UnsafeMutableRawPointer.init)
+        return registry.withLock { rules in
+            rules.values.contains { r in
+                if case let .instance(_, id, _) = r.target { return id == raw && r.selector == selector }
+                return false
+            }
+        }
+    }
+
     /// Applies `rule`: hooks its selector on its target and starts limiting.
     ///
     /// - Throws: `conflictingRule` naming the class that already has a rule for the selector,
@@ -82,7 +93,7 @@ public final class Engine: @unchecked Sendable {
                 mode: rule.mode, duration: rule.duration, executor: rule.executor ?? defaultExecutor,
                 perform: { [weak state] inv in state?.performDelayed(inv) },
                 reject: { [weak rule] inv in rule?.onReject?(inv) })
-            let body: (HookContext) throws -> Void = { ctx in try state.handle(ctx) }
+            let body: @Sendable (HookContext) throws -> Void = { ctx in try state.handle(ctx) }
             if case let .instance(weak, _, _) = rule.target {
                 object = weak.object
                 if object == nil { throw .targetDeallocated(selector: rule.selector.name) }
