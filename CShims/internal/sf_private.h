@@ -172,6 +172,16 @@ static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
     return sf_method_is_marker(m) ? NULL : m;
 }
 
+/* ---- signature caches for the miss path (sig_cache.c) ----
+ * by key: the signature a caller's own types imply, for keys that name their types exactly
+ * (the Swift side checks: no long, pointer or struct codes). by types: the signature whose
+ * immortal `types` string is this very pointer (what methodSignatureForSelector: returns when
+ * it hands back an interned signature's types). Lock-free; a miss returns NULL. */
+const struct sf_signature *sf_sig_cache_by_key(uint64_t key);
+void sf_sig_cache_put_key(const struct sf_signature *sig);
+const struct sf_signature *sf_sig_cache_by_types(const char *types);
+void sf_sig_cache_put_types(const struct sf_signature *sig);
+
 /* ---- an error raised inside an IMP (a throwing closure or hook), for the sender ---- */
 
 extern _Thread_local void *sf_pending_error __attribute__((tls_model("initial-exec")));

@@ -115,9 +115,9 @@ final class HookEntryTests: XCTestCase {
                     return Double(imp(o.raw, sel.raw, a, b, 0, 0, 0, 0, 0))
                 }
             }
-            var proceed = true
+            let proceed = Locked(true)
             let token = try cls.hook(sel, .instead) { ctx in
-                if proceed {
+                if proceed.current {
                     if isDouble { try ctx.setArgument(100.0, at: 1) } else { try ctx.setArgument(100, at: 1) }
                     try ctx.proceed()
                     XCTAssertTrue(ctx.didProceed)
@@ -128,7 +128,7 @@ final class HookEntryTests: XCTestCase {
             }
             XCTAssertEqual(try send(5, 3), 5 - 100, types)
             XCTAssertEqual(originals.current, 1, types)
-            proceed = false
+            proceed.withLock { $0 = false }
             XCTAssertEqual(try send(5, 3), -7, types)
             XCTAssertEqual(originals.current, 1, "\(types): the original must not run")
             token.remove()

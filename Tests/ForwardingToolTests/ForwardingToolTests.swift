@@ -128,6 +128,12 @@ final class ForwardingToolTests: XCTestCase {
         XCTAssertEqual(rows.map { String($0.prefix { $0 != " " }) }, ["sent", "debounce", "cooldown"])
         XCTAssertFalse(run.stdout.contains("== classes and message sends"), "--mode alone shows only the throttle part")
         XCTAssertTrue(run.stdout.contains("each mode ran: debounce 2, cooldown 3 (7 rejected)"), run.stdout)
+        let peers = try forwarding(["demo", "--mode", "leading,immediate,since,delayed"])
+        XCTAssertEqual(peers.status, 0, peers.stderr)
+        XCTAssertTrue(peers.stdout.contains("each mode ran: leading 4, immediate 2, since 6, delayed 3"), peers.stdout)
+        XCTAssertTrue(peers.stdout.contains("ran 1@50 5@200 9@450; rejected 2,3,4,6,7,8,10"), peers.stdout)
+        XCTAssertTrue(peers.stdout.contains("ran 1@0 8@310 9@400 10@530"), peers.stdout)
+        XCTAssertTrue(peers.stdout.contains("ran 1@0 4@100 7@200 8@300 9@400 10@500"), peers.stdout)
         let bad = try forwarding(["demo", "--mode", "sometimes"])
         XCTAssertEqual(bad.status, 64)
     }
