@@ -21,11 +21,17 @@ final class ForwardingToolTests: XCTestCase {
     func testBenchJSONHasEveryCaseWithRatioAllocationsAndVerdicts() throws {
         let listed = try forwarding(["bench", "--list"]).stdout.split(separator: "\n").map { String($0.prefix { $0 != " " }) }
         XCTAssertGreaterThan(listed.count, 20)
-        let run = try forwarding(["bench", "--samples", "1", "--sample-ms", "1", "--format", "json"])
+        let run = try forwarding(["bench", "--samples", "1", "--sample-ms", "1", "--objects", "300", "--format", "json"])
         XCTAssertEqual(run.status, 0, run.stderr)
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let cases = try XCTUnwrap(json["cases"] as? [[String: Any]])
-        XCTAssertEqual(cases.compactMap { $0["id"] as? String }, listed)
+        let memory = try XCTUnwrap(json["memory"] as? [[String: Any]])
+        XCTAssertEqual(cases.compactMap { $0["id"] as? String } + memory.compactMap { $0["id"] as? String }, listed)
+        XCTAssertEqual(memory.map { $0["objects"] as? Int }, [300, 300, 300])
+        for m in memory {
+            XCTAssertNotNil(m["heapBytesPerObject"] as? Double, "\(m)")
+            XCTAssertEqual(m["met"] as? Bool, (m["heapBytesPerObject"] as? Double ?? .infinity) <= (m["limit"] as? Double ?? 0))
+        }
         // A sanitizer build cannot count allocations (its allocator is the sanitizer's).
         let counted = try XCTUnwrap(json["allocationsCounted"] as? Bool)
         for c in cases {

@@ -162,7 +162,7 @@ enum MessageSend {
               zip(expected, argTypes).allSatisfy({ $0.isCompatible(with: $1) }),
               sig.returnType.isCompatible(with: R.returnEncoding) || (R.returnEncoding == .void) else {
             let cl = RuntimeClass.from(cls)
-            throw .signatureMismatch(className: cl.name, selector: selector.name, expected: sig.encoding,
+            throw .signatureMismatch(className: cl.visibleName, selector: selector.name, expected: sig.encoding,
                                      actual: Signature.encoding(returning: R.returnEncoding, arguments: argTypes))
         }
         try checkByteCounts(args, sig, cls, selector)
@@ -309,7 +309,7 @@ enum MessageSend {
                      _ args: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
         let argTypes = args.map(argumentType)
         let sig = Signature(raw: sf_method_sig(method))
-        let className = RuntimeClass.from(cls).name
+        let className = RuntimeClass.from(cls).visibleName
         let expected = Array(sig.argumentTypes.dropFirst(2))
         guard expected.count == args.count else {
             throw .invalidArgument(className: className, selector: selector.name,

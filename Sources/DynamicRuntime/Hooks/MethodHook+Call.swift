@@ -11,10 +11,16 @@ extension MethodHook {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         let chain = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!)
-        if isHidden, let classHook = classHook() {
-            try classHook.run(Unmanaged.fromOpaque(sf_hook_chain(classHook.slot)!), inner: chain, ret, args)
-        } else {
-            try run(chain, inner: nil, ret, args)
+        guard isHidden else { return try run(chain, inner: nil, ret, args) }
+        // The hidden class's entry: the receiver's own chain, from its side table.
+        let own = ObjectHookList.chain(of: args[0]!.load(as: sf_id?.self), selector.raw)
+        try withExtendedLifetime(own) { () throws(RuntimeError) in
+            let ownRef = own.map { Unmanaged.passUnretained($0) }
+            if let classHook = classHook() {
+                try classHook.run(Unmanaged.fromOpaque(sf_hook_chain(classHook.slot)!), inner: ownRef, ret, args)
+            } else {
+                try run(ownRef ?? chain, inner: nil, ret, args)
+            }
         }
     }
 

@@ -21,6 +21,9 @@ final class MethodHook: @unchecked Sendable {
     var trampoline: ClosureIMP!
     /// The table entry the trampoline is installed in (lock held).
     var record: MethodRecord!
+    /// For an entry of a hidden class: how many objects have hooks of their own on the
+    /// selector; the entry goes when none has (lock held).
+    var objectUsers = 0
 
     // Read on every call: fixed when the hook is made, so the call path reads plain constants.
     /// Bytes of return storage the chain clears before it runs.
