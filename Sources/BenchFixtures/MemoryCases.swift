@@ -23,12 +23,12 @@ public struct MemoryMeasurement: Sendable {
 /// registered class with one closure method, held as raw `sf_id` pointers in a buffer
 /// allocated before the first figure is taken.
 public enum MemoryCases {
-    /// The ids, names, limits and object counts, in report order. The hooked cases use fewer
-    /// objects while a per-object hook makes a class per object (100,000 take minutes).
+    /// The ids, names, limits and object counts, in report order: 100,000 objects each, as
+    /// issue 19 asks (per-object hooks share one hidden class per class).
     public static let cases: [(id: String, name: String, limit: Double, count: Int)] = [
         ("11c", "bytes per plain object", 32, 100_000),
-        ("11d", "bytes per object with its own .before hook", 256, 10_000),
-        ("11e", "bytes per object once its hook is removed again", 32, 10_000),
+        ("11d", "bytes per object with its own .before hook", 256, 100_000),
+        ("11e", "bytes per object once its hook is removed again", 32, 100_000),
     ]
 
     /// Measures the cases whose ids are in `ids`, with `objects` objects each if given.
