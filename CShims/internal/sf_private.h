@@ -43,16 +43,28 @@ struct sf_signature {
 /* ---- objects ---- */
 
 enum {
-    SF_OBJ_IMMORTAL = 1u << 0,      /* classes: retain/release do nothing */
+    SF_OBJ_IMMORTAL = 1u << 0,      /* classes, and objects whose count saturated: no counting */
     SF_OBJ_HAS_WEAK = 1u << 1,      /* a weak slot points here: clear on dealloc */
     SF_OBJ_DEALLOCATING = 1u << 2,
 };
 
+/*
+ * One word holds the strong count and the flags (objc4 keeps its count in the isa word): the
+ * count from bit SF_RC_SHIFT up, the flags below. A count reaching 2^47 pins the object
+ * (SF_OBJ_IMMORTAL) instead of wrapping: it then lives for good, as objc4 and Swift do with
+ * a saturated count. The rarely used rest (associations, dealloc observers, per-object hook
+ * state) hangs off `side`, made on first use; weak slots live in the global weak table.
+ */
+#define SF_RC_SHIFT 16
+#define SF_RC_ONE ((uintptr_t)1 << SF_RC_SHIFT)
+#define SF_RC_FLAGS_MASK ((uint32_t)(SF_RC_ONE - 1))
+/* The word of the smallest pinned count: its top bit. */
+#define SF_RC_PIN_BIT ((uintptr_t)1 << 63)
+#define SF_RC_MAX_COUNT ((SF_RC_PIN_BIT >> SF_RC_SHIFT) - 1)
+
 struct sf_object {
     struct sf_class *_Atomic isa;
-    _Atomic uintptr_t refcount;
-    _Atomic uint32_t flags;
-    uint32_t reserved;
+    _Atomic uintptr_t bits;         /* count << SF_RC_SHIFT | flags */
     void *_Atomic side;             /* Swift side table, created on first use */
 };
 
@@ -172,6 +184,16 @@ static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
     return sf_method_is_marker(m) ? NULL : m;
 }
 
+/* ---- signature caches for the miss path (sig_cache.c) ----
+ * by key: the signature a caller's own types imply, for keys that name their types exactly
+ * (the Swift side checks: no long, pointer or struct codes). by types: the signature whose
+ * immortal `types` string is this very pointer (what methodSignatureForSelector: returns when
+ * it hands back an interned signature's types). Lock-free; a miss returns NULL. */
+const struct sf_signature *sf_sig_cache_by_key(uint64_t key);
+void sf_sig_cache_put_key(const struct sf_signature *sig);
+const struct sf_signature *sf_sig_cache_by_types(const char *types);
+void sf_sig_cache_put_types(const struct sf_signature *sig);
+
 /* ---- an error raised inside an IMP (a throwing closure or hook), for the sender ---- */
 
 extern _Thread_local void *sf_pending_error __attribute__((tls_model("initial-exec")));
@@ -211,20 +233,27 @@ static inline sf_imp sf_method_imp(sf_method_t m) {
 /* ---- reference counts ---- */
 
 /* Inert on immortal objects and once the final release began deallocation: a retain and
- * release made while the object is being deallocated must not free it a second time. */
+ * release made while the object is being deallocated must not free it a second time. The
+ * flags are read from the counting instruction's own result, not loaded before it: a load of
+ * the word a retain just wrote would wait for that retain (a retain-release pair is common).
+ * An immortal object's count may move; nothing reads it. */
 #define SF_OBJ_NO_REFCOUNT (SF_OBJ_IMMORTAL | SF_OBJ_DEALLOCATING)
+#define SF_RC_COUNT_MASK (~(uintptr_t)SF_RC_FLAGS_MASK)
+
+/* The count passed the limit: the object stays from now on (object.c). */
+void sf_object_pin(sf_id obj);
 
 static inline void sf_retain_inline(sf_id obj) {
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_NO_REFCOUNT) return;
-    atomic_fetch_add_explicit(&obj->refcount, 1, memory_order_relaxed);
+    uintptr_t old = atomic_fetch_add_explicit(&obj->bits, SF_RC_ONE, memory_order_relaxed);
+    if (__builtin_expect((old + SF_RC_ONE) & SF_RC_PIN_BIT, 0)) sf_object_pin(obj);
 }
 
 static inline void sf_release_inline(sf_id obj) {
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_NO_REFCOUNT) return;
-    if (atomic_fetch_sub_explicit(&obj->refcount, 1, memory_order_release) == 1) {
+    uintptr_t old = atomic_fetch_sub_explicit(&obj->bits, SF_RC_ONE, memory_order_release);
+    if ((old & (SF_RC_COUNT_MASK | SF_OBJ_NO_REFCOUNT)) == SF_RC_ONE) {
         atomic_thread_fence(memory_order_acquire);
         /* Before anything else runs: from here on retains and releases do nothing. */
-        atomic_fetch_or_explicit(&obj->flags, SF_OBJ_DEALLOCATING, memory_order_relaxed);
+        atomic_fetch_or_explicit(&obj->bits, SF_OBJ_DEALLOCATING, memory_order_relaxed);
         atomic_load_explicit(&sf_dealloc_hook, memory_order_relaxed)(obj);
     }
 }
@@ -240,6 +269,9 @@ void sf_object_set_isa(sf_id obj, sf_class_t cls);
 /* Bytes usable in the object's allocation (at least its class's instance size). */
 size_t sf_object_allocated_size(sf_id obj);
 void sf_object_init_header(sf_id obj, sf_class_t isa, uint32_t flags);
+/* Tests only: sets the strong count (at most SF_RC_MAX_COUNT) and clears a pin. */
+void sf_object_set_retain_count_for_testing(sf_id obj, uintptr_t count);
+static inline uintptr_t sf_object_max_retain_count(void) { return SF_RC_MAX_COUNT; }
 void sf_class_init(sf_class_t cls, sf_class_t isa, sf_class_t superclass, const char *name,
                    size_t instance_size, uint32_t info, void *swift_class);
 intptr_t sf_class_live_instances(sf_class_t cls);

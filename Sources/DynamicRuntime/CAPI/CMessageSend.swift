@@ -42,11 +42,11 @@ enum CMessageSend {
         let sig = Signature(raw: sf_method_sig(method))
         let n = sig.argumentTypes.count
         if n > 2, args == nil {
-            throw .invalidArgument(className: RuntimeClass.from(cls).name, selector: selector.name,
+            throw .invalidArgument(className: RuntimeClass.from(cls).visibleName, selector: selector.name,
                                    reason: "\(n - 2) argument(s) expected (\(sig.encoding)) but args is NULL")
         }
         if sig.returnType != .void, ret == nil {
-            throw .invalidArgument(className: RuntimeClass.from(cls).name, selector: selector.name,
+            throw .invalidArgument(className: RuntimeClass.from(cls).visibleName, selector: selector.name,
                                    reason: "the method returns '\(sig.returnType.encoding)' but ret is NULL")
         }
         var receiver: sf_id? = obj
@@ -58,7 +58,7 @@ enum CMessageSend {
                     argv[1] = UnsafeMutableRawPointer(s)
                     for i in 2..<n {
                         guard let a = args![i - 2] else {
-                            throw .invalidArgument(className: RuntimeClass.from(cls).name, selector: selector.name,
+                            throw .invalidArgument(className: RuntimeClass.from(cls).visibleName, selector: selector.name,
                                                    reason: "argument \(i - 1) pointer is NULL")
                         }
                         argv[i] = a

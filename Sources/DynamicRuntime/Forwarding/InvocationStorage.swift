@@ -173,7 +173,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     /// Calls `imp` with the frame; the result (+1 for objects) lands in return storage.
     func call(_ imp: sf_imp) {
         writeTargetAndSelector()
-        sf_ffi_call(&header.signature.raw.pointee.cif, imp, returnPointer, argv)
+        header.signature.call(imp, returnPointer, argv)
         header.ownsReturnObject = header.signature.returnType == .object
     }
 
@@ -201,6 +201,19 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             } else {
                 sf_retain_inline(o)
             }
+        }
+    }
+}
+
+extension SignatureStorage {
+    /// Calls `imp` with the arguments `argv` points at: directly with the same registers
+    /// (`sf_tramp_call_args`) where the layout allows and trampolines are on, else `ffi_call`.
+    /// The return value lands in `ret` as libffi would leave it (small integers widened).
+    func call(_ imp: sf_imp, _ ret: UnsafeMutableRawPointer, _ argv: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        if let layout, sf_tramp_enabled() != 0 {
+            sf_tramp_call_args(layout, unsafeBitCast(imp, to: UnsafeRawPointer.self), ret, argv)
+        } else {
+            sf_ffi_call(&raw.pointee.cif, imp, ret, argv)
         }
     }
 }

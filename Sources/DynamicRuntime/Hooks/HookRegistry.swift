@@ -4,10 +4,10 @@ import Glibc
 /// Installs and removes hooks. All changes happen under the runtime lock; senders see either
 /// the old or the new table entry and chain, never a torn one.
 enum HookRegistry {
-    nonisolated(unsafe) private static var nextID: UInt64 = 1
+    nonisolated(unsafe) static var nextID: UInt64 = 1
     /// The tokens of hooks that remove themselves after their first call (lock held).
-    nonisolated(unsafe) private static var oneShotTokens: [UInt64: HookToken] = [:]
-    private static let installDeallocHandler: Void = {
+    nonisolated(unsafe) static var oneShotTokens: [UInt64: HookToken] = [:]
+    static let installDeallocHandler: Void = {
         HiddenClassRegistry.onObjectDeallocated = { obj, hidden in HookRegistry.objectDeallocated(obj, hidden) }
     }()
 
@@ -23,9 +23,6 @@ enum HookRegistry {
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
             guard !cls.isDisposed else { throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "the class was disposed") }
-            if cls.isHidden, cls.hiddenObject == nil {
-                throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "the object was deallocated")
-            }
             guard let method = cls.findMethod(selector) else {
                 throw .hookFailed(className: cls.visibleName, selector: selector.name,
                                   reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it")
@@ -45,7 +42,7 @@ enum HookRegistry {
     }
 
     /// The hook for `cls`'s entry of `method`, installing the trampoline if needed (lock held).
-    private static func installedHook(_ cls: RuntimeClass, _ method: MethodRecord) throws(RuntimeError) -> MethodHook {
+    static func installedHook(_ cls: RuntimeClass, _ method: MethodRecord) throws(RuntimeError) -> MethodHook {
         Runtime.state.lock.assertHeld()
         if method.owningClass === cls, let hook = method.hook { return hook }
         if method.owningClass === cls {
@@ -67,12 +64,17 @@ enum HookRegistry {
         return hook
     }
 
-    static func remove(_ token: HookToken) -> Bool { remove(token.id, from: token.hook) }
+    static func remove(_ token: HookToken) -> Bool {
+        if let side = token.side { return removeObjectHook(side, token.id) }
+        return remove(token.id, from: token.hook)
+    }
 
     /// Removes hook `id` from `hook`'s chain, uninstalling the entry when it was the last.
     static func remove(_ id: UInt64, from hook: MethodHook) -> Bool {
+        var oneShot: HookToken?
+        defer { withExtendedLifetime(oneShot) {} }
         let removed = Runtime.state.lock.withLock { () -> Bool in
-            oneShotTokens[id] = nil
+            oneShot = oneShotTokens.removeValue(forKey: id)
             guard let record = hook.record, record.hook === hook else { return false }
             guard hook.isInTable else {
                 // The class (or, for a class-method hook, its class) was disposed: the table entry
@@ -101,7 +103,7 @@ enum HookRegistry {
     }
 
     /// Puts the original back exactly (lock held).
-    private static func uninstall(_ hook: MethodHook) {
+    static func uninstall(_ hook: MethodHook) {
         Runtime.state.lock.assertHeld()
         let cls = hook.cls
         let record = hook.record!
@@ -118,69 +120,5 @@ enum HookRegistry {
         // The trampoline holds its hook (a replayed invocation may still enter it): drop the
         // hook's side of the cycle once no sender can be inside.
         Runtime.state.retire { hook.trampoline = nil }
-        // A hidden per-object class stays the object's isa when its last hook goes: it has no
-        // methods left, so sends find the class's own, and it is reused by the next hook.
-        // Deallocation tears it down.
-    }
-
-    /// The object's hidden subclass, created on first use, installed as its isa. Found through
-    /// the isa, never by address: a new object at a dead one's address starts with its own class.
-    static func hiddenClass(for obj: sf_id) throws(RuntimeError) -> RuntimeClass {
-        _ = installDeallocHandler
-        guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
-            throw .hookFailed(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",
-                              reason: "per-object hooks apply to instances; hook the metaclass for class methods")
-        }
-        if let existing = try Runtime.state.lock.withLock({ () throws(RuntimeError) in try installedHiddenClass(obj) }) {
-            return existing
-        }
-        let visible = RuntimeClass.from(sf_object_getClass(obj)!)
-        let name = "\(visible.name)#hooked@\(UInt(bitPattern: obj))"
-        let hidden = try RuntimeClass(unregisteredName: name, superclass: visible, hidden: true)
-        hidden.register()
-        let result = Runtime.state.lock.withLock { () -> Result<RuntimeClass, RuntimeError> in
-            do throws(RuntimeError) {
-                if let raced = try installedHiddenClass(obj) { return .success(raced) }
-            } catch {
-                return .failure(error)
-            }
-            hidden.hiddenObject = obj
-            sf_object_set_isa(obj, hidden.raw)
-            return .success(hidden)
-        }
-        // Lost a race (or the object started deallocating): nothing points at ours.
-        if case .success(let c) = result, c === hidden { return hidden }
-        try? hidden.dispose()
-        return try result.get()
-    }
-
-    /// The object's hidden class if its isa is one (lock held). A deallocating object gets
-    /// none: its teardown has already decided what to dispose.
-    static func installedHiddenClass(_ obj: sf_id) throws(RuntimeError) -> RuntimeClass? {
-        Runtime.state.lock.assertHeld()
-        let isa = sf_object_isa(obj)!
-        guard sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) == 0 else {
-            throw .hookFailed(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",
-                              reason: "the object is being deallocated")
-        }
-        guard sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 else { return nil }
-        let hidden = RuntimeClass.from(isa)
-        precondition(hidden.hiddenObject == obj, "a hidden class installed on an object it was not made for")
-        return hidden
-    }
-
-    /// The object is going: drop its hooks and its hidden class.
-    static func objectDeallocated(_ obj: sf_id, _ hidden: RuntimeClass) {
-        Runtime.state.lock.withLock {
-            hidden.hiddenObject = nil
-            for record in hidden.methods.values {
-                if let hook = record.hook {
-                    for (e, _) in hook.chain.listed { oneShotTokens[e.id] = nil }
-                    hook.publish(HookChain())
-                    uninstall(hook)
-                }
-            }
-        }
-        try? hidden.dispose()
     }
 }

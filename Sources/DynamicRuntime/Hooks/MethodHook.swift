@@ -20,6 +20,9 @@ final class MethodHook: @unchecked Sendable {
     var trampoline: ClosureIMP!
     /// The table entry the trampoline is installed in (lock held).
     var record: MethodRecord!
+    /// For an entry of a hidden class: how many objects have hooks of their own on the
+    /// selector; the entry goes when none has (lock held).
+    var objectUsers = 0
 
     init(cls: RuntimeClass, selector: Selector, signature: Signature, inherited: Bool, original: IMP) throws(RuntimeError) {
         self.cls = cls
@@ -76,10 +79,13 @@ final class MethodHook: @unchecked Sendable {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         let chain = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!).takeUnretainedValue()
-        if cls.isHidden, let classHook = classHook() {
-            try classHook.run(classHook.chain, inner: chain, ret, args)
+        guard cls.isHidden else { return try run(chain, inner: nil, ret, args) }
+        // The hidden class's entry: the receiver's own chain, from its side table.
+        let own = ObjectHookList.chain(of: args[0]!.load(as: sf_id?.self), selector.raw)
+        if let classHook = classHook() {
+            try classHook.run(classHook.chain, inner: own, ret, args)
         } else {
-            try run(chain, inner: nil, ret, args)
+            try run(own ?? chain, inner: nil, ret, args)
         }
     }
 

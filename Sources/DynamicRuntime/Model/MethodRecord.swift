@@ -9,11 +9,17 @@ import Synchronization
 /// Memory matters here (one per method of every class: under 120 bytes a method in all, see
 /// docs/performance.md): the selector and signature are read from the C struct, and the IMP's
 /// owner is one word next to it, published under a sequence count instead of in a box.
+@usableFromInline
 final class MethodRecord: @unchecked Sendable {
     let raw: sf_method_t
     unowned let owningClass: RuntimeClass
     /// The ClosureIMP keeping the installed IMP alive (retained), or 0 for a plain function.
-    private let ownerBits = Atomic<UInt>(0)
+    /// Typed sends read it (in a read section) to call a closure's word body directly.
+    @usableFromInline let ownerBits = Atomic<UInt>(0)
+
+    /// `ownerBits` as typed sends read it: the owner of the IMP installed at some point of the
+    /// read section (kept alive until the section ends).
+    @inlinable var ownerWord: UInt { ownerBits.load(ordering: .acquiring) }
     /// Odd while `exchange` rewrites the IMP and its owner: `imp` reads the pair consistently
     /// without the lock (inside a read section).
     private let version = Atomic<UInt>(0)

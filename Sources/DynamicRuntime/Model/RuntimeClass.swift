@@ -20,7 +20,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     public internal(set) var superclass: RuntimeClass?
     /// True for a metaclass, whose methods are class methods.
     public let isMetaclass: Bool
-    /// True for the private per-object subclasses that instance hooks use.
+    /// True for the private subclass that instances with hooks of their own share.
     public let isHidden: Bool
 
     var _metaclass: RuntimeClass?
@@ -32,8 +32,9 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var subclasses: [RuntimeClass] = []
     var isRegistered = false
     var isDisposed = false
-    /// For a hidden per-object class: the object it was made for (lock held).
-    var hiddenObject: sf_id?
+    /// The hidden subclass shared by every instance with hooks of its own, once one had any
+    /// (lock held).
+    var objectHookClass: RuntimeClass?
     /// Closure IMPs handed out as raw pointers through the C API stay alive until dispose.
     var keptAlive: [ClosureIMP] = []
     /// Offsets of strong object ivars, this class's and inherited; fixed at registration.
