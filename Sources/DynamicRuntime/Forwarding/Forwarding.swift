@@ -61,12 +61,12 @@ enum Forwarding {
 
     /// `Invocation.invoke()` on a target without the method: forward the record's own frame.
     static func forward(_ storage: InvocationStorage, cls: sf_class_t) throws(RuntimeError) {
-        let target = storage.header.target!
+        let target = storage.h.pointee.target!
         storage.writeTargetAndSelector()
-        let frame = SwiftFrame(signature: Signature(storage: storage.header.signature),
+        let frame = SwiftFrame(signature: Signature(storage: storage.h.pointee.signature),
                                arguments: storage.argv, returnValue: storage.returnPointer)
-        let sig = try handleMiss(target, Selector(raw: storage.header.selector), cls: cls, frame: frame)
-        storage.header.ownsReturnObject = sig.returnType == .object
+        let sig = try handleMiss(target, Selector(raw: storage.h.pointee.selector), cls: cls, frame: frame)
+        storage.h.pointee.ownsReturnObject = sig.returnType == .object
     }
 
     // MARK: - Stages
