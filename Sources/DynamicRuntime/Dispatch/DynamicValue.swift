@@ -127,7 +127,7 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         case .float: return .float(p.load(as: Float.self))
         case .double: return .double(p.load(as: Double.self))
         #if arch(x86_64) || arch(i386)
-        case .longDouble: return .longDouble(p.load(as: Float80.self))
+        case .longDouble: return .longDouble(p.loadUnaligned(as: Float80.self))
         #else
         case .longDouble: return .structure(.longDouble, Array(UnsafeRawBufferPointer(start: p, count: 16)))
         #endif

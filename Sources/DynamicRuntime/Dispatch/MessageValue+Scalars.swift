@@ -95,7 +95,7 @@ extension Float80: MessageValue {
     /// The type's encoding.
     public static var typeEncoding: TypeEncoding { .longDouble }
     /// Reads (and takes ownership of) a value from return storage.
-    public init(returnStorage: UnsafeRawPointer) { self = returnStorage.load(as: Float80.self) }
+    public init(returnStorage: UnsafeRawPointer) { self = returnStorage.loadUnaligned(as: Float80.self) }
     /// Writes the value to return storage, giving the caller a +1 reference for objects.
     public func storeReturn(to storage: UnsafeMutableRawPointer) { storage.storeBytes(of: self, as: Float80.self) }
 }
