@@ -14,23 +14,20 @@ enum HookRegistry {
     static func add(on cls: RuntimeClass, _ selector: Selector, _ position: HookPosition,
                     expecting types: String?, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
         if Forwarding.reserved.contains(selector) {
-            throw .reservedSelector(className: cls.visibleName, selector: selector.name,
-                                    reason: "it drives forwarding itself; define the method instead of hooking it")
+            throw .reservedSelector(.init(className: cls.visibleName, selector: selector.name, reason: "it drives forwarding itself; define the method instead of hooking it"))
         }
         try cls.checkReserved(selector)
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
-            guard !cls.isDisposed else { throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "the class was disposed") }
+            guard !cls.isDisposed else { throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "the class was disposed")) }
             if cls.isHidden, cls.hiddenObject == nil {
-                throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "the object was deallocated")
+                throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "the object was deallocated"))
             }
             guard let method = cls.findMethod(selector) else {
-                throw .hookFailed(className: cls.visibleName, selector: selector.name,
-                                  reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it")
+                throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it"))
             }
             if let expected, !expected.isCompatible(with: method.signature) {
-                throw .signatureMismatch(className: cls.visibleName, selector: selector.name,
-                                         expected: method.signature.encoding, actual: expected.encoding)
+                throw .signatureMismatch(.init(className: cls.visibleName, selector: selector.name, operation: "the hook", expected: method.signature.encoding, actual: expected.encoding))
             }
             let hook = try installedHook(cls, method)
             let id = nextID
@@ -114,8 +111,7 @@ enum HookRegistry {
     static func hiddenClass(for obj: sf_id) throws(RuntimeError) -> RuntimeClass {
         _ = installDeallocHandler
         guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
-            throw .hookFailed(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",
-                              reason: "per-object hooks apply to instances; hook the metaclass for class methods")
+            throw .hookFailed(.init(className: Forwarding.visibleClassName(of: obj), expected: "an instance", actual: "a class object (hook the metaclass for class methods)"))
         }
         if let existing = try Runtime.state.lock.withLock({ () throws(RuntimeError) in try installedHiddenClass(obj) }) {
             return existing
@@ -146,8 +142,7 @@ enum HookRegistry {
         Runtime.state.lock.assertHeld()
         let isa = sf_object_isa(obj)!
         guard sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) == 0 else {
-            throw .hookFailed(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",
-                              reason: "the object is being deallocated")
+            throw .hookFailed(.init(className: Forwarding.visibleClassName(of: obj), expected: "a live object", actual: "an object being deallocated"))
         }
         guard sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 else { return nil }
         let hidden = RuntimeClass.from(isa)

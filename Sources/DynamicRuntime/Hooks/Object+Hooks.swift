@@ -7,7 +7,7 @@ extension ObjectRef {
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
                      _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
-        guard let raw else { throw .hookFailed(className: "nil", selector: selector.name, reason: "cannot hook nil") }
+        guard let raw else { throw .hookFailed(.init(selector: selector.name, expected: "an object", actual: "nil")) }
         let hidden = try HookRegistry.hiddenClass(for: raw)
         return try HookRegistry.add(on: hidden, selector, position, expecting: types, wrapHookBody(body))
     }

@@ -49,8 +49,7 @@ func wrapHookBody(_ body: @escaping @Sendable (HookContext) throws -> Void) -> H
         } catch let e as RuntimeError {
             throw e
         } catch {
-            throw .implementationFailed(className: ctx.hook.cls.visibleName, selector: ctx.selector.name,
-                                        reason: String(describing: error))
+            throw .implementationFailed(.init(className: ctx.hook.cls.visibleName, selector: ctx.selector.name, underlying: error))
         }
     }
 }
