@@ -15,19 +15,36 @@ void sf_release(sf_id obj) {
 
 uintptr_t sf_object_retainCount(sf_id obj) {
     if (!obj) return 0;
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_IMMORTAL) return UINTPTR_MAX;
-    return atomic_load_explicit(&obj->refcount, memory_order_relaxed);
+    uintptr_t bits = atomic_load_explicit(&obj->bits, memory_order_relaxed);
+    if (bits & SF_OBJ_IMMORTAL) return UINTPTR_MAX;
+    return bits >> SF_RC_SHIFT;
 }
 
 bool sf_try_retain(sf_id obj) {
-    if (atomic_load_explicit(&obj->flags, memory_order_relaxed) & SF_OBJ_IMMORTAL) return true;
-    uintptr_t n = atomic_load_explicit(&obj->refcount, memory_order_relaxed);
-    while (n != 0) {
-        if (atomic_compare_exchange_weak_explicit(&obj->refcount, &n, n + 1, memory_order_relaxed,
-                                                  memory_order_relaxed))
+    uintptr_t bits = atomic_load_explicit(&obj->bits, memory_order_relaxed);
+    for (;;) {
+        if (bits & SF_OBJ_IMMORTAL) return true;
+        if ((bits >> SF_RC_SHIFT) == 0 || (bits & SF_OBJ_DEALLOCATING)) return false;
+        if (atomic_compare_exchange_weak_explicit(&obj->bits, &bits, bits + SF_RC_ONE, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+            if ((bits + SF_RC_ONE) & SF_RC_PIN_BIT) sf_object_pin(obj);
             return true;
+        }
     }
-    return false;
+}
+
+void sf_object_pin(sf_id obj) {
+    atomic_fetch_or_explicit(&obj->bits, SF_OBJ_IMMORTAL, memory_order_relaxed);
+}
+
+void sf_object_set_retain_count_for_testing(sf_id obj, uintptr_t count) {
+    if (count > SF_RC_MAX_COUNT) count = SF_RC_MAX_COUNT;
+    uintptr_t bits = atomic_load_explicit(&obj->bits, memory_order_relaxed);
+    uintptr_t next;
+    do {
+        next = (count << SF_RC_SHIFT) | (bits & SF_RC_FLAGS_MASK & ~(uintptr_t)SF_OBJ_IMMORTAL);
+    } while (!atomic_compare_exchange_weak_explicit(&obj->bits, &bits, next, memory_order_relaxed,
+                                                    memory_order_relaxed));
 }
 
 sf_class_t sf_object_getClass(sf_id obj) {
@@ -38,10 +55,12 @@ sf_class_t sf_object_getClass(sf_id obj) {
     return cls;
 }
 
-uint32_t sf_object_flags(sf_id obj) { return atomic_load_explicit(&obj->flags, memory_order_acquire); }
+uint32_t sf_object_flags(sf_id obj) {
+    return (uint32_t)(atomic_load_explicit(&obj->bits, memory_order_acquire) & SF_RC_FLAGS_MASK);
+}
 
 void sf_object_set_flags(sf_id obj, uint32_t bits) {
-    atomic_fetch_or_explicit(&obj->flags, bits, memory_order_acq_rel);
+    atomic_fetch_or_explicit(&obj->bits, bits & SF_RC_FLAGS_MASK, memory_order_acq_rel);
 }
 
 void *sf_object_side(sf_id obj) { return atomic_load_explicit(&obj->side, memory_order_acquire); }
@@ -60,9 +79,7 @@ void sf_object_set_isa(sf_id obj, sf_class_t cls) {
 
 void sf_object_init_header(sf_id obj, sf_class_t isa, uint32_t flags) {
     atomic_init(&obj->isa, isa);
-    atomic_init(&obj->refcount, 1);
-    atomic_init(&obj->flags, flags);
-    obj->reserved = 0;
+    atomic_init(&obj->bits, SF_RC_ONE | (flags & SF_RC_FLAGS_MASK));
     atomic_init(&obj->side, NULL);
 }
 

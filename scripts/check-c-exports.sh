@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Checks that a built libSelectorForwarding.so exports exactly the public header's functions:
 # every declared function defined and global, and no other global `sf_` symbol.
-# Usage: scripts/check-c-exports.sh LIB [HEADER]
+# Usage: scripts/check-c-exports.sh LIB [HEADER]  (HEADER: the umbrella, which includes the rest)
 set -euo pipefail
 lib="$1"
 header="${2:-$(dirname "$0")/../CShims/include/SelectorForwarding.h}"

@@ -234,6 +234,15 @@ extension BenchCase {
                 }
             })
         }
+        // 11: object costs. 11a: a retain and a release (the header's count word); 11b: a
+        // per-object hook, to compare with the class-wide 4a. 11c-11e are MemoryCases.
+        list.append(BenchCase(id: "11a", name: "sf_retain + sf_release (C loop)") { f in
+            let obj = f.ref.raw!
+            return { n in sfb_loop_retain_release(obj, n) }
+        })
+        list.append(BenchCase(id: "11b", name: "hook on one object: instead-hook calling proceed()", slow: true) { f in
+            typedSends(f.ownHookObject.ref, f.ownHookAdd)
+        })
         list.append(contentsOf: runLoopCases)
         return list
     }()

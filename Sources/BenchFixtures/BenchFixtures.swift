@@ -66,6 +66,10 @@ public final class BenchFixtures: @unchecked Sendable {
     public let lastAdd: Selector = "lastAdd:to:"
     /// 6b: `debounce`, window open: every call replaces the pending one.
     public let debounceAdd: Selector = "debounceAdd:to:"
+    /// 11b: an instead-hook that only calls `proceed()`, on `ownHookObject` alone.
+    public let ownHookAdd: Selector = "ownHookAdd:to:"
+    /// 11b: an instance of `hooked` with its own hook on `ownHookAdd`.
+    public let ownHookObject: Object
     /// 8a: hooked and unhooked by the case itself.
     public let toggleHookAdd: Selector = "toggleHookAdd:to:"
     /// 8b: a rule applied and discarded by the case itself.
@@ -157,18 +161,21 @@ public final class BenchFixtures: @unchecked Sendable {
 
         hooked = try RuntimeClass(name: "BenchHooked")
         for sel in [passHookAdd, passRuleAdd, dropAdd, lastAdd, debounceAdd, toggleHookAdd, toggleRuleAdd, ffiPassHookAdd,
-                    cHookAdd, cDropAdd, toggleCHookAdd, toggleCRuleAdd] {
+                    cHookAdd, cDropAdd, toggleCHookAdd, toggleCRuleAdd, ownHookAdd] {
             try hooked.addMethod(sel, implementation: imp, types: "q@:qq")
         }
         try hooked.addMethod(passHookClosureAdd) { (_: ObjectRef, a: Int, b: Int) in a &+ b }
         hookedObject = try hooked.createInstance()
         hookedRef = hookedObject.ref
+        ownHookObject = try hooked.createInstance()
         engine = Engine(executor: ManualExecutor(clock: clock))
         let hour = Duration.seconds(3600)
         toggleRule = Rule(target: hooked, selector: toggleRuleAdd, duration: hour, mode: .firstly)
 
         tokens.append(try hooked.hook(passHookAdd, .instead, passThrough))
         tokens.append(try hooked.hook(passHookClosureAdd, .instead, passThrough))
+        tokens.append(try ownHookObject.hook(ownHookAdd, .instead, passThrough))
+        for i in 0..<4 { let _: Int = try ownHookObject.ref.send(ownHookAdd, i, 1) }
         sf_tramp_set_enabled(0)
         tokens.append(try hooked.hook(ffiPassHookAdd, .instead, passThrough))
         sf_tramp_set_enabled(trampolines)
@@ -211,6 +218,8 @@ public final class BenchFixtures: @unchecked Sendable {
         try check(lastAdd, 0, "captured call (last)")
         try check(debounceAdd, 0, "captured call (debounce)")
         try check(cHookAdd, 42, "pass-through hook from C")
+        let own: Int = try ownHookObject.ref.send(ownHookAdd, 40, 2)
+        guard own == 42 else { throw BenchFixtureError(message: "per-object hook: returned \(own), expected 42") }
         try check(cDropAdd, 0, "dropped call, rule from C")
         for rule in rules where rule.mode != .firstly {
             guard rule.pendingInvocation != nil else {

@@ -17,6 +17,11 @@ long sfb_loop_lookup_call(sf_id obj, sf_sel sel, long n) {
     return acc;
 }
 
+long sfb_loop_retain_release(sf_id obj, long n) {
+    for (; n > 0; n--) sf_release(sf_retain(obj));
+    return (long)sf_object_retainCount(obj);
+}
+
 long sfb_loop_lookup_missing(sf_id obj, sf_sel sel, long n) {
     long missing = 0;
     for (; n > 0; n--) {

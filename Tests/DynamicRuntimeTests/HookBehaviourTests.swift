@@ -422,7 +422,7 @@ final class HookBehaviourTests: XCTestCase {
         log = []
         XCTAssertEqual(try a.send("add:to:", 1, 2) as Int, 1003)
         XCTAssertEqual(try b.send("add:to:", 1, 2) as Int, 3)
-        XCTAssertEqual(log, ["a-before", "a", "class", "class"])
+        XCTAssertEqual(log, ["class", "a-before", "a", "class"], "class then instance, position by position")
 
         token.remove()
         t2.remove()
@@ -571,7 +571,7 @@ final class HookBehaviourTests: XCTestCase {
         let t3 = try p.hook("value:", .before) { _ in log.append("instance") }
         log = []
         XCTAssertEqual(try p.send("value:", 1) as Int, 2)
-        XCTAssertEqual(log, ["instance", "plain", "base"])
+        XCTAssertEqual(log, ["plain", "instance", "base"], "merged with the nearest class hook")
         [t1, t2, t3].forEach { $0.remove() }
     }
 

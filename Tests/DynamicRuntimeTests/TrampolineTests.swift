@@ -165,6 +165,26 @@ final class TrampolineFallbackTests: XCTestCase {
         XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
     }
 
+    func testWordBodiesAndForwardingStayOffOnTheFallback() throws {
+        guard ProcessInfo.processInfo.environment["SF_TRAMPOLINES"] == "0" else {
+            try runInChild("DynamicRuntimeTests.TrampolineFallbackTests/testWordBodiesAndForwardingStayOffOnTheFallback")
+            return
+        }
+        let cls = try makeClass("TrampFallbackWord")
+        try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }
+        let box = cls.ownMethod(for: "add:to:")!.implementation.owner!
+        XCTAssertFalse(box.hasWordBody, "SF_TRAMPOLINES=0: typed sends go through the libffi closure")
+        XCTAssertFalse(box.isTrampoline)
+        let o = try cls.createInstance()
+        XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
+        let forwarder = try makeClass("TrampFallbackForwarder")
+        try forwarder.setForwardingTarget { _, _ in o.ref }
+        XCTAssertEqual(try forwarder.createInstance().send("add:to:", 4, 5) as Int, 9)
+        let proxy = try Proxy.create(try makeProxyClass("TrampFallbackProxy"), wrapping: o)
+        XCTAssertEqual(try proxy.send("add:to:", 6, 7) as Int, 13)
+        XCTAssertEqual(try proxy.send("add:to:", 6, 7) as Int, 13)
+    }
+
     /// Runs one test of this bundle in a child process with the trampolines off (posix_spawn:
     /// Foundation's Process leaks a side table per run, which LeakSanitizer reports).
     private func runInChild(_ test: String, file: StaticString = #filePath, line: UInt = #line) throws {

@@ -21,11 +21,17 @@ final class ForwardingToolTests: XCTestCase {
     func testBenchJSONHasEveryCaseWithRatioAllocationsAndVerdicts() throws {
         let listed = try forwarding(["bench", "--list"]).stdout.split(separator: "\n").map { String($0.prefix { $0 != " " }) }
         XCTAssertGreaterThan(listed.count, 20)
-        let run = try forwarding(["bench", "--samples", "1", "--sample-ms", "1", "--format", "json"])
+        let run = try forwarding(["bench", "--samples", "1", "--sample-ms", "1", "--objects", "300", "--format", "json"])
         XCTAssertEqual(run.status, 0, run.stderr)
         let json = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let cases = try XCTUnwrap(json["cases"] as? [[String: Any]])
-        XCTAssertEqual(cases.compactMap { $0["id"] as? String }, listed)
+        let memory = try XCTUnwrap(json["memory"] as? [[String: Any]])
+        XCTAssertEqual(cases.compactMap { $0["id"] as? String } + memory.compactMap { $0["id"] as? String }, listed)
+        XCTAssertEqual(memory.map { $0["objects"] as? Int }, [300, 300, 300])
+        for m in memory {
+            XCTAssertNotNil(m["heapBytesPerObject"] as? Double, "\(m)")
+            XCTAssertEqual(m["met"] as? Bool, (m["heapBytesPerObject"] as? Double ?? .infinity) <= (m["limit"] as? Double ?? 0))
+        }
         // A sanitizer build cannot count allocations (its allocator is the sanitizer's).
         let counted = try XCTUnwrap(json["allocationsCounted"] as? Bool)
         for c in cases {
@@ -128,6 +134,12 @@ final class ForwardingToolTests: XCTestCase {
         XCTAssertEqual(rows.map { String($0.prefix { $0 != " " }) }, ["sent", "debounce", "cooldown"])
         XCTAssertFalse(run.stdout.contains("== classes and message sends"), "--mode alone shows only the throttle part")
         XCTAssertTrue(run.stdout.contains("each mode ran: debounce 2, cooldown 3 (7 rejected)"), run.stdout)
+        let peers = try forwarding(["demo", "--mode", "leading,immediate,since,delayed"])
+        XCTAssertEqual(peers.status, 0, peers.stderr)
+        XCTAssertTrue(peers.stdout.contains("each mode ran: leading 4, immediate 2, since 6, delayed 3"), peers.stdout)
+        XCTAssertTrue(peers.stdout.contains("ran 1@50 5@200 9@450; rejected 2,3,4,6,7,8,10"), peers.stdout)
+        XCTAssertTrue(peers.stdout.contains("ran 1@0 8@310 9@400 10@530"), peers.stdout)
+        XCTAssertTrue(peers.stdout.contains("ran 1@0 4@100 7@200 8@300 9@400 10@500"), peers.stdout)
         let bad = try forwarding(["demo", "--mode", "sometimes"])
         XCTAssertEqual(bad.status, 64)
     }

@@ -186,13 +186,18 @@ let allEngineModes: [ThrottleMode] = [
     .firstly, .last, .debounce, .debounceMaxWait(.milliseconds(150)),
     .throttle(leading: true, trailing: true), .throttle(leading: true, trailing: false),
     .throttle(leading: false, trailing: true), .cooldown,
+    .leadingDebounce(), .leadingDebounce(trailing: false), .leadingDebounce(maxWait: .milliseconds(150)),
+    .throttleSincePerformed(latest: true), .throttleSincePerformed(latest: false),
+    // A delay longer than the duration counts as the duration: held to the window's end.
+    .delayedCooldown(delay: .zero), .delayedCooldown(delay: .seconds(3600)),
 ]
 
 /// Whether a lone message is performed at once in `mode` (leading edge) rather than later.
 func performsLoneMessageAtOnce(_ mode: ThrottleMode) -> Bool {
     switch mode {
-    case .firstly, .cooldown: true
+    case .firstly, .cooldown, .leadingDebounce, .throttleSincePerformed: true
     case let .throttle(leading, _): leading
+    case let .delayedCooldown(delay, _): delay <= .zero
     case .last, .debounce, .debounceMaxWait: false
     }
 }

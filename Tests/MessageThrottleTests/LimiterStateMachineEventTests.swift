@@ -8,6 +8,9 @@ final class LimiterStateMachineEventTests: XCTestCase {
         .firstly, .last, .debounce, .debounceMaxWait(.milliseconds(150)),
         .throttle(leading: true, trailing: true), .throttle(leading: false, trailing: true),
         .throttle(leading: true, trailing: false), .throttle(leading: false, trailing: false), .cooldown,
+        .leadingDebounce(), .leadingDebounce(trailing: false), .leadingDebounce(maxWait: .milliseconds(150)),
+        .throttleSincePerformed(latest: true), .throttleSincePerformed(latest: false),
+        .delayedCooldown(delay: .zero), .delayedCooldown(delay: .milliseconds(30)),
     ]
 
     func testZeroOrNegativeDurationPerformsEveryMessageInEveryMode() {

@@ -18,6 +18,14 @@ long sfb_loop_direct(sfb_add_imp imp, sf_id obj, sf_sel sel, long n);
 /* Cases 2a and 3a: `n` times sf_msg_lookup, then a call of the IMP it returned. */
 long sfb_loop_lookup_call(sf_id obj, sf_sel sel, long n);
 
+/* Case 11a: `n` times sf_retain then sf_release of `obj`; returns its retain count after. */
+long sfb_loop_retain_release(sf_id obj, long n);
+
+/* Cases 11c-11e: bytes of malloc chunks in use (glibc's mallinfo2; 0 elsewhere), and the
+ * resident set (0 where /proc is missing). */
+size_t sfb_heap_in_use(void);
+size_t sfb_resident_bytes(void);
+
 /* Case 7a: `n` lookups of a selector nothing implements; returns how many came back NULL. */
 long sfb_loop_lookup_missing(sf_id obj, sf_sel sel, long n);
 

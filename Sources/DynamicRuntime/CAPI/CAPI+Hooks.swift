@@ -4,6 +4,14 @@ import CShims
 enum CHooks {
     static let tokens = Locked<[UInt64: HookToken]>([:])
 
+    /// The position and whether the hook removes itself after its first call.
+    static func options(_ p: sf_hook_position, className: String, selector: String) throws(RuntimeError) -> (HookPosition, HookOptions) {
+        let once = p.rawValue & SF_HOOK_AUTOMATIC_REMOVAL.rawValue != 0
+        let position = try position(sf_hook_position(p.rawValue & ~SF_HOOK_AUTOMATIC_REMOVAL.rawValue),
+                                    className: className, selector: selector)
+        return (position, once ? .removeAfterFirstCall : [])
+    }
+
     static func position(_ p: sf_hook_position, className: String, selector: String) throws(RuntimeError) -> HookPosition {
         switch p {
         case SF_HOOK_BEFORE: return .before
@@ -25,6 +33,11 @@ enum CHooks {
         }
     }
 
+    /// Drops the C token of a hook that removed itself.
+    static func forget(_ id: UInt64) {
+        _ = tokens.withLock { $0.removeValue(forKey: id) }
+    }
+
     static func install(_ make: () throws(RuntimeError) -> HookToken) -> sf_hook_token {
         capi(0) { () throws(RuntimeError) in
             let token = try make()
@@ -43,8 +56,8 @@ enum CHooks {
         let c = RuntimeClass.from(try CAPIValues.nonNull(cls, "class"))
         let s = Selector(raw: try CAPIValues.nonNull(sel, "selector", className: c.name))
         let fn = try CAPIValues.nonNull(fn, "hook function", className: c.name, selector: s.name)
-        let p = try CHooks.position(position, className: c.name, selector: s.name)
-        return try c.hook(s, p, expecting: types.map { String(cString: $0) }, CHooks.body(fn, context))
+        let (p, options) = try CHooks.options(position, className: c.name, selector: s.name)
+        return try c.hook(s, p, options: options, expecting: types.map { String(cString: $0) }, CHooks.body(fn, context))
     }
 }
 
@@ -58,8 +71,8 @@ enum CHooks {
         let name = CAPIValues.className(of: o)
         let s = Selector(raw: try CAPIValues.nonNull(sel, "selector", className: name))
         let fn = try CAPIValues.nonNull(fn, "hook function", className: name, selector: s.name)
-        let p = try CHooks.position(position, className: name, selector: s.name)
-        return try ObjectRef(o).hook(s, p, expecting: types.map { String(cString: $0) }, CHooks.body(fn, context))
+        let (p, options) = try CHooks.options(position, className: name, selector: s.name)
+        return try ObjectRef(o).hook(s, p, options: options, expecting: types.map { String(cString: $0) }, CHooks.body(fn, context))
     }
 }
 

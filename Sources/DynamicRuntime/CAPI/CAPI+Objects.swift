@@ -104,8 +104,7 @@ import CShims
 @_cdecl("sf_getAssociatedObject")
 @_spi(CAPI) public func sf_getAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?) -> sf_id? {
     guard let obj, let key, let table = ObjectSideTable.of(obj, create: false) else { return nil }
-    if case let .object(o)? = table.get(key) { return o }
-    return nil
+    return table.get(key)?.object
 }
 
 /// The C function `sf_object_addDeallocObserver` of SelectorForwarding.h (exported from the shared library).

@@ -32,13 +32,20 @@ enum CMessageSend {
             try Forwarding.handleMiss(obj, selector, cls: cls, frame: CFrame(arguments: args, returnValue: ret))
             return
         }
+        try call(obj, selector, cls: cls, method: method, ret: ret, args: args)
+    }
+
+    /// Calls `method` with the C caller's frame (a send's hit, or `sf_method_invoke`), inside a
+    /// read-side section.
+    static func call(_ obj: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t, ret: UnsafeMutableRawPointer?,
+                     args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) throws(RuntimeError) {
         let sig = Signature(raw: sf_method_sig(method))
         let n = sig.argumentTypes.count
         if n > 2, args == nil {
-            throw .invalidArgument(.init(className: RuntimeClass.from(cls).name, selector: selector.name, operation: "args", expected: "\(n - 2) argument pointer(s) for '\(sig.encoding)'", actual: "NULL"))
+            throw .invalidArgument(.init(className: RuntimeClass.from(cls).visibleName, selector: selector.name, operation: "args", expected: "\(n - 2) argument pointer(s) for '\(sig.encoding)'", actual: "NULL"))
         }
         if sig.returnType != .void, ret == nil {
-            throw .invalidArgument(.init(className: RuntimeClass.from(cls).name, selector: selector.name, operation: "ret", expected: "storage for a '\(sig.returnType.encoding)' return value", actual: "NULL"))
+            throw .invalidArgument(.init(className: RuntimeClass.from(cls).visibleName, selector: selector.name, operation: "ret", expected: "storage for a '\(sig.returnType.encoding)' return value", actual: "NULL"))
         }
         var receiver: sf_id? = obj
         var sel: sf_sel? = selector.raw
@@ -49,7 +56,7 @@ enum CMessageSend {
                     argv[1] = UnsafeMutableRawPointer(s)
                     for i in 2..<n {
                         guard let a = args![i - 2] else {
-                            throw .invalidArgument(.init(className: RuntimeClass.from(cls).name, selector: selector.name, argument: i - 1, expected: "a pointer to the value", actual: "NULL"))
+                            throw .invalidArgument(.init(className: RuntimeClass.from(cls).visibleName, selector: selector.name, argument: i - 1, expected: "a pointer to the value", actual: "NULL"))
                         }
                         argv[i] = a
                     }

@@ -22,15 +22,49 @@ enum MessageSend {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
-            return try typedMiss(raw, selector, cls: startClass(receiver, raw), values())
+            return try typedMiss(raw, selector, cls: startClass(receiver, raw), key: key, words: words, count: count,
+                                 values: values, store: store)
         }
+        return try typedCall(raw, selector, cls: cls, method: method, key: key, words: words, count: count,
+                             values: values, store: store)
+    }
+
+    /// Calls a method a typed send found (read section held): a closure's word body directly,
+    /// an IMP whose arguments all travel in integer registers without libffi, else `general`.
+    @inlinable @inline(__always)
+    static func typedCall<R: MessageReturn>(
+        _ raw: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t, key: UInt64,
+        words: (UInt64, UInt64, UInt64, UInt64)?, count: Int, values: () -> [any MessageArgument],
+        store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
         let sigKey = sf_method_sig(method).pointee.key
         if sigKey == key, key != 0, let words, R.returnKind != .other {
+            if let r: R = try closureWords(method, raw, selector.raw, words) { return r }
             let r: R = callWords(sf_method_imp(method)!, raw, selector.raw, words, count: count)
             if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
             return r
         }
         return try general(raw, selector, cls: cls, method: method, count: count, values: values, store: store)
+    }
+
+    /// Runs the method's closure body directly when its IMP is a closure with a word body (no
+    /// slot, no libffi); nil otherwise. The record and its owner outlive the read section.
+    @inlinable @inline(__always)
+    static func closureWords<R: MessageReturn>(_ method: sf_method_t, _ raw: sf_id, _ sel: sf_sel,
+                                               _ w: (UInt64, UInt64, UInt64, UInt64)) throws(RuntimeError) -> R? {
+        guard let record = sf_method_owner(method) else { return nil }
+        let bits = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.ownerWord }
+        guard let owner = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        let o = UInt64(UInt(bitPattern: raw)), s = UInt64(UInt(bitPattern: sel))
+        var failure: (any Error)? = nil
+        var cls: sf_class_t? = nil
+        let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in
+            guard box.hasWordBody else { return nil }
+            cls = ClosureIMP.receiverClass(o)
+            do { return try box.wordBody(o, s, w.0, w.1, w.2, w.3) } catch { failure = error; return 0 }
+        }
+        if let failure { throw ClosureIMP.failure(failure, receiverClass: cls, s) }
+        return r.map { R.fromRegister($0) }
     }
 
     @usableFromInline
@@ -80,16 +114,50 @@ enum MessageSend {
         }
     }
 
-    /// A typed send that found no method: the forwarding path, with the caller's types.
+    /// A typed send that found no method: the forwarding path, with the caller's types. Stage
+    /// 1's method and stage 2's target are called as a typed send would call them (word bodies
+    /// and direct calls, the target's own forwarding on a miss); only stages 3 and 4 lay out a
+    /// frame, with a signature cached by the caller's types.
     @usableFromInline @inline(never)
-    static func typedMiss<R: MessageReturn>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t?,
-                                            _ args: [any MessageArgument]) throws(RuntimeError) -> R {
-        try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, args) { ret, ran in
+    static func typedMiss<R: MessageReturn>(
+        _ raw: sf_id, _ selector: Selector, cls: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
+        count: Int, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
+        guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
+        try Forwarding.guardDepth(cls, selector)
+        defer { sf_forward_depth_exit() }
+        if try Forwarding.resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
+            return try typedCall(raw, selector, cls: cls, method: m, key: key, words: words, count: count,
+                                 values: values, store: store)
+        }
+        if let target = try Forwarding.forwardingTarget(raw, selector, cls) {
+            defer { sf_release_inline(target) }
+            let targetClass = sf_object_isa(target)!
+            guard let m = sf_lookup_method(targetClass, selector.raw) else {
+                return try typedMiss(target, selector, cls: targetClass, key: key, words: words, count: count,
+                                     values: values, store: store)
+            }
+            return try typedCall(target, selector, cls: targetClass, method: m, key: key, words: words, count: count,
+                                 values: values, store: store)
+        }
+        // The result's bytes, not an `R?`: Optional<R>'s metadata would be looked up on every
+        // call. Every typed return fits 16 bytes but structs, which take the general way.
+        guard MemoryLayout<R>.size <= 16 else {
+            var result: R? = nil
+            try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, _ in
+                result = R(returnStorage: ret)
+            }
+            return result!
+        }
+        var bytes: (UInt64, UInt64) = (0, 0)
+        try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, ran in
             if R.returnEncoding == .void, ran.returnType == .object, let o = ret.load(as: sf_id?.self) {
                 sf_release_inline(o)  // a +1 object the caller did not ask for
+                return
             }
-            return R(returnStorage: ret)
+            withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(start: ret, count: 16)) }
         }
+        return withUnsafeBytes(of: bytes) { R(returnStorage: $0.baseAddress!) }
     }
 
     /// The general typed path: checks every type, then calls through libffi.
@@ -105,7 +173,8 @@ enum MessageSend {
         guard expected.count == argTypes.count,
               zip(expected, argTypes).allSatisfy({ $0.isCompatible(with: $1) }),
               sig.returnType.isCompatible(with: R.returnEncoding) || (R.returnEncoding == .void) else {
-            throw .signatureMismatch(.init(className: Forwarding.visibleName(cls), selector: selector.name, expected: sig.encoding, actual: Signature.encoding(returning: R.returnEncoding, arguments: argTypes)))
+            let cl = RuntimeClass.from(cls)
+            throw .signatureMismatch(.init(className: cl.visibleName, selector: selector.name, expected: sig.encoding, actual: Signature.encoding(returning: R.returnEncoding, arguments: argTypes)))
         }
         try checkByteCounts(args, sig, cls, selector)
         let imp = sf_method_imp(method)!
@@ -125,7 +194,9 @@ enum MessageSend {
 
     /// The type an argument travels as: a `DynamicValue`'s own case, else its static type.
     static func argumentType(_ arg: any MessageArgument) -> TypeEncoding {
-        (arg as? DynamicValue)?.typeEncoding ?? type(of: arg).typeEncoding
+        // A metatype comparison first: a dynamic cast per argument cost forwarded sends ~10%.
+        let t = type(of: arg)
+        return t == DynamicValue.self ? (arg as! DynamicValue).typeEncoding : t.typeEncoding
     }
 
     /// Refuses arguments whose bytes do not fill their slot exactly: a `DynamicValue.structure`
@@ -135,7 +206,7 @@ enum MessageSend {
         for (i, arg) in args.enumerated() {
             let want = sig.argumentTypes[i + 2]
             let size = sig.storage.argumentSizes[i + 2]
-            if let value = arg as? DynamicValue {
+            if type(of: arg) == DynamicValue.self, let value = arg as? DynamicValue {
                 try value.checkByteCount(size: size, of: want, what: "argument \(i + 1)",
                                          className: Forwarding.visibleName(cls), selector: selector.name)
             } else if case .structure = want, type(of: arg).storageSize > size {
@@ -148,24 +219,46 @@ enum MessageSend {
     /// types and runs the forwarding path. `load` reads the result, given the signature of what
     /// ran; a method returning more than a caller without a return type provided lands in a
     /// buffer of its own (freed here).
-    static func forwardMiss<T>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t?, returning: TypeEncoding,
-                               _ args: [any MessageArgument],
-                               load: (UnsafeMutableRawPointer, Signature) -> T) throws(RuntimeError) -> T {
+    /// `fromStage: 3` starts at `forwardInvocation:` (the caller ran stages 1 and 2 and holds a
+    /// depth level).
+    /// Not generic: the caller's `load` keeps its result (a generic one cost metadata lookups
+    /// on every forwarded call).
+    static func forwardMiss(_ raw: sf_id, _ selector: Selector, cls: sf_class_t?, returning: TypeEncoding,
+                            _ args: [any MessageArgument], fromStage stage: Int = 1,
+                            load: (UnsafeMutableRawPointer, Signature) -> Void) throws(RuntimeError) {
         // A super send from a root class has no class to look in (and none to forward from).
         guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
-        let sig = try Signature(Signature.encoding(returning: returning, arguments: args.map(argumentType)))
+        let sig = try frameSignature(returning: returning, args.map(argumentType))
         try checkByteCounts(args, sig, cls, selector)
         var spill: UnsafeMutableRawPointer?
         defer { spill?.deallocate() }
-        return try withReturnStorage(sig) { ret throws(RuntimeError) in
+        try withReturnStorage(sig) { ret throws(RuntimeError) in
             let ran = try withFrame(raw, selector, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) }) { argv throws(RuntimeError) in
                 try withUnsafeMutablePointer(to: &spill) { (spill) throws(RuntimeError) in
-                    try Forwarding.handleMiss(raw, selector, cls: cls,
-                                              frame: SwiftFrame(signature: sig, arguments: argv, returnValue: ret, spill: spill))
+                    let frame = SwiftFrame(signature: sig, arguments: argv, returnValue: ret, spill: spill)
+                    if stage == 3 { return try Forwarding.invocationStages(raw, selector, cls: cls, frame: frame) }
+                    return try Forwarding.handleMiss(raw, selector, cls: cls, frame: frame)
                 }
             }
-            return load(spill ?? ret, ran)
+            load(spill ?? ret, ran)
         }
+    }
+
+    /// The signature a caller's own types imply: from the lock-free cache when the packed key
+    /// names the types exactly (no `long`, pointer or struct, whose codes are shared), else built.
+    static func frameSignature(returning: TypeEncoding, _ types: [TypeEncoding]) throws(RuntimeError) -> Signature {
+        var key = returning.keyCode
+        var exact = key != 0 && types.count <= 11 && returning.isExactInKey
+        if exact {
+            for (i, t) in types.enumerated() {
+                guard t.isExactInKey else { exact = false; break }
+                key |= t.keyCode << UInt64(5 * (i + 1))
+            }
+        }
+        if exact, let known = sf_sig_cache_by_key(key) { return Signature(raw: known) }
+        let sig = try Signature(Signature.encoding(returning: returning, arguments: types))
+        if exact, sig.raw.pointee.key == key { sf_sig_cache_put_key(sig.raw) }
+        return sig
     }
 
     /// Zeroed storage big enough for the signature's return value.
@@ -217,13 +310,22 @@ enum MessageSend {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
-            return try forwardMiss(raw, selector, cls: startClass(receiver, raw), returning: .void, args) { ret, ran in
-                DynamicValue.load(ran.returnType, from: ret, isReturn: true)
+            var result = DynamicValue.void
+            try forwardMiss(raw, selector, cls: startClass(receiver, raw), returning: .void, args) { ret, ran in
+                result = DynamicValue.load(ran.returnType, from: ret, isReturn: true)
             }
+            return result
         }
+        return try call(raw, selector, cls: cls, method: method, args)
+    }
+
+    /// Calls `method` (found by a send, or given to `Method.invoke`) with checked arguments;
+    /// inside a read-side section.
+    static func call(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t,
+                     _ args: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
         let argTypes = args.map(argumentType)
         let sig = Signature(raw: sf_method_sig(method))
-        let className = Forwarding.visibleName(cls)
+        let className = RuntimeClass.from(cls).visibleName
         let expected = Array(sig.argumentTypes.dropFirst(2))
         guard expected.count == args.count else {
             throw .invalidArgument(.init(className: className, selector: selector.name, expected: "\(expected.count) argument(s) for '\(sig.encoding)'", actual: "\(args.count)"))

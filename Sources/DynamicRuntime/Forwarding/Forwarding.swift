@@ -44,6 +44,12 @@ enum Forwarding {
             defer { sf_release_inline(target) }
             return try frame.send(to: target, selector)
         }
+        return try invocationStages(raw, selector, cls: cls, frame: frame)
+    }
+
+    /// Stages 3 and 4; typed sends, which run stages 1 and 2 with their own types, start here.
+    static func invocationStages<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                                         frame: Frame) throws(RuntimeError) -> Frame.Outcome {
         if implements(cls, forwardInvocation) {
             let sig = try frame.invocationSignature(declared: try methodSignature(raw, selector, cls), selector, cls: cls)
             let invocation = try frame.capture(sig, receiver: raw, selector, cls: cls)
@@ -55,12 +61,12 @@ enum Forwarding {
 
     /// `Invocation.invoke()` on a target without the method: forward the record's own frame.
     static func forward(_ storage: InvocationStorage, cls: sf_class_t) throws(RuntimeError) {
-        let target = storage.header.target!
+        let target = storage.h.pointee.target!
         storage.writeTargetAndSelector()
-        let frame = SwiftFrame(signature: Signature(storage: storage.header.signature),
+        let frame = SwiftFrame(signature: Signature(storage: storage.h.pointee.signature),
                                arguments: storage.argv, returnValue: storage.returnPointer)
-        let sig = try handleMiss(target, Selector(raw: storage.header.selector), cls: cls, frame: frame)
-        storage.header.ownsReturnObject = sig.returnType == .object
+        let sig = try handleMiss(target, Selector(raw: storage.h.pointee.selector), cls: cls, frame: frame)
+        storage.h.pointee.ownsReturnObject = sig.returnType == .object
     }
 
     // MARK: - Stages
@@ -77,20 +83,27 @@ enum Forwarding {
     }
 
     /// Stage 2: returns a +1 target other than the receiver, or nil.
-    private static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
+    static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
         guard implements(cls, forwardingTarget) else { return nil }
-        let target: Object? = try ObjectRef(raw).send(forwardingTarget, selector)
-        guard let target, target.raw != raw else { return nil }
-        sf_retain_inline(target.raw)
-        return target.raw
+        let target: OwnedObject = try ObjectRef(raw).send(forwardingTarget, selector)
+        guard let t = target.raw, t != raw else {
+            target.release()
+            return nil
+        }
+        return t
     }
 
-    /// Stage 3a: the signature the class declares for a selector it forwards, if any.
+    /// Stage 3a: the signature the class declares for a selector it forwards, if any. When it
+    /// hands back an interned signature's own types (as `setMethodSignature` and proxies do),
+    /// the signature is found by that pointer instead of parsed again.
     static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
         guard implements(cls, methodSignature) else { return nil }
         let text: CString = try ObjectRef(raw).send(methodSignature, selector)
-        guard let s = text.string else { return nil }
-        return try Signature(s)
+        guard let p = text.pointer else { return nil }
+        if let known = sf_sig_cache_by_types(p) { return Signature(raw: known) }
+        let sig = try Signature(String(cString: p))
+        if sig.raw.pointee.types == p { sf_sig_cache_put_types(sig.raw) }
+        return sig
     }
 
     /// Stage 3b: hands the record to `forwardInvocation:`.

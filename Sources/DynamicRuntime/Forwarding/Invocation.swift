@@ -13,8 +13,8 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     /// A zeroed invocation for `signature`, to fill with `setArgument` and `invoke`.
     public init(signature: Signature, target: some MessageReceiver, selector: Selector) {
         storage = InvocationStorage.make(signature.storage)
-        storage.header.target = target.receiver.raw
-        storage.header.selector = selector.raw
+        storage.h.pointee.target = target.receiver.raw
+        storage.h.pointee.selector = selector.raw
         storage.writeTargetAndSelector()
     }
 
@@ -34,29 +34,29 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     public mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&storage) }
 
     /// The method's types.
-    public var signature: Signature { Signature(storage: storage.header.signature) }
+    public var signature: Signature { Signature(storage: storage.h.pointee.signature) }
     /// Arguments after the receiver and selector.
-    public var argumentCount: Int { storage.header.signature.argumentTypes.count - 2 }
+    public var argumentCount: Int { storage.h.pointee.signature.argumentTypes.count - 2 }
     /// Whether `retainArguments()` has been called.
-    public var argumentsRetained: Bool { storage.header.argumentsRetained }
+    public var argumentsRetained: Bool { storage.h.pointee.argumentsRetained }
 
     /// The receiver. Setting it retains the new one when arguments are retained.
     public var target: ObjectRef {
-        get { ObjectRef(storage.header.target) }
+        get { ObjectRef(storage.h.pointee.target) }
         nonmutating set { storage.setTarget(newValue.raw) }
     }
 
     /// The selector to send.
     public var selector: Selector {
-        get { Selector(raw: storage.header.selector) }
+        get { Selector(raw: storage.h.pointee.selector) }
         nonmutating set {
-            storage.header.selector = newValue.raw
+            storage.h.pointee.selector = newValue.raw
             storage.writeTargetAndSelector()
         }
     }
 
     var className: String {
-        guard let t = storage.header.target, let c = sf_object_getClass(t) else { return "nil" }
+        guard let t = storage.h.pointee.target, let c = sf_object_getClass(t) else { return "nil" }
         return Forwarding.visibleName(c)
     }
 
@@ -103,16 +103,16 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     public func retainArguments() { storage.retainArguments() }
 
     /// The implementation a replay calls when the record came from a hook; nil means lookup.
-    public var implementation: IMP? { storage.header.implementation }
+    public var implementation: IMP? { storage.h.pointee.implementation }
 
     /// Sends the message to `target`: through `implementation` for a record a hook captured,
     /// otherwise with full lookup (and forwarding on a miss).
     public func invoke() throws(RuntimeError) {
-        guard let target = storage.header.target else {
+        guard let target = storage.h.pointee.target else {
             storage.clearReturn()
             return
         }
-        if let imp = storage.header.implementation {
+        if let imp = storage.h.pointee.implementation {
             try invoke(using: imp)
             return
         }
@@ -121,7 +121,7 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
         defer { sf_rcu_exit() }
         let cls = sf_object_isa(target)!
         storage.clearReturn()
-        guard let method = sf_lookup_method(cls, storage.header.selector) else {
+        guard let method = sf_lookup_method(cls, storage.h.pointee.selector) else {
             try Forwarding.forward(storage, cls: cls)
             return
         }
@@ -136,7 +136,7 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     /// Sends the message to another receiver, with full lookup on it.
     public func invoke(target: some MessageReceiver) throws(RuntimeError) {
         self.target = target.receiver
-        storage.header.implementation = nil
+        storage.h.pointee.implementation = nil
         try invoke()
     }
 
@@ -170,6 +170,6 @@ extension Invocation: CallFrame {
     func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
         storage.clearReturn()
         write(storage.returnPointer)
-        storage.header.ownsReturnObject = storage.header.signature.returnType == .object
+        storage.h.pointee.ownsReturnObject = storage.h.pointee.signature.returnType == .object
     }
 }

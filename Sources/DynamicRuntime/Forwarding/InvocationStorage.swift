@@ -41,6 +41,10 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         releaseRetained()
     }
 
+    /// The header through a pointer: `header` is a class property, and each access to it
+    /// paid a dynamic exclusivity check (a tenth of a forwarded call).
+    var h: UnsafeMutablePointer<InvocationHeader> { withUnsafeMutablePointerToHeader { $0 } }
+
     var base: UnsafeMutableRawPointer {
         withUnsafeMutablePointerToElements { UnsafeMutableRawPointer($0) }
     }
@@ -49,33 +53,33 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     /// it returns, so a vector that has been called with must not be trusted again.
     var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
         let base = self.base
-        let v = (base + header.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        let offsets = header.signature.argumentOffsets
+        let v = (base + h.pointee.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        let offsets = h.pointee.signature.argumentOffsets
         for i in offsets.indices { v[i] = base + offsets[i] }
         return v
     }
-    var returnPointer: UnsafeMutableRawPointer { base + header.returnOffset }
-    func argumentPointer(_ i: Int) -> UnsafeMutableRawPointer { base + header.signature.argumentOffsets[i] }
+    var returnPointer: UnsafeMutableRawPointer { base + h.pointee.returnOffset }
+    func argumentPointer(_ i: Int) -> UnsafeMutableRawPointer { base + h.pointee.signature.argumentOffsets[i] }
 
     func writeTargetAndSelector() {
-        argumentPointer(0).storeBytes(of: header.target, as: sf_id?.self)
-        argumentPointer(1).storeBytes(of: header.selector, as: sf_sel.self)
+        argumentPointer(0).storeBytes(of: h.pointee.target, as: sf_id?.self)
+        argumentPointer(1).storeBytes(of: h.pointee.selector, as: sf_sel.self)
     }
 
     /// Copies a live frame's values (borrowed: no retains until `retainArguments`).
     func fill(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
-        let sig = header.signature
+        let sig = h.pointee.signature
         for i in 0..<sig.argumentTypes.count {
             argumentPointer(i).copyMemory(from: arguments[i]!, byteCount: sig.argumentSizes[i])
         }
-        header.target = argumentPointer(0).load(as: sf_id?.self)
-        header.selector = argumentPointer(1).load(as: sf_sel.self)
+        h.pointee.target = argumentPointer(0).load(as: sf_id?.self)
+        h.pointee.selector = argumentPointer(1).load(as: sf_sel.self)
     }
 
     /// Reuses this record for a new call with the same signature: drops what the previous call
     /// retained, copies the new frame and retains it. Allocates nothing for objects and scalars.
     func refill(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
-        let keep = header.argumentsRetained
+        let keep = h.pointee.argumentsRetained
         clearReturn()
         releaseRetained()
         fill(from: arguments)
@@ -93,17 +97,17 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
 
     func setTarget(_ t: sf_id?) {
         var t = t
-        if header.argumentsRetained {
+        if h.pointee.argumentsRetained {
             t = Self.retainForCapture(t)
-            if let old = header.target { sf_release_inline(old) }
+            if let old = h.pointee.target { sf_release_inline(old) }
         }
-        header.target = t
+        h.pointee.target = t
         writeTargetAndSelector()
     }
 
     func setArgument(_ i: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
         let p = argumentPointer(i)
-        guard header.argumentsRetained else {
+        guard h.pointee.argumentsRetained else {
             write(p)
             return
         }
@@ -116,7 +120,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         case .cString:
             write(p)
             if let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) {
-                header.copiedStrings.append(copy)
+                h.pointee.copiedStrings.append(copy)
                 p.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>?.self)
             }
         default:
@@ -125,13 +129,13 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     }
 
     func retainArguments() {
-        guard !header.argumentsRetained else { return }
-        header.argumentsRetained = true
-        if header.target != nil {
-            header.target = Self.retainForCapture(header.target)
-            if header.target == nil { writeTargetAndSelector() }
+        guard !h.pointee.argumentsRetained else { return }
+        h.pointee.argumentsRetained = true
+        if h.pointee.target != nil {
+            h.pointee.target = Self.retainForCapture(h.pointee.target)
+            if h.pointee.target == nil { writeTargetAndSelector() }
         }
-        let types = header.signature.argumentTypes
+        let types = h.pointee.signature.argumentTypes
         for i in 2..<max(types.count, 2) {
             let p = argumentPointer(i)
             switch types[i] {
@@ -139,7 +143,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
                 p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)
             case .cString:
                 if let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) {
-                    header.copiedStrings.append(copy)
+                    h.pointee.copiedStrings.append(copy)
                     p.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>?.self)
                 }
             default:
@@ -149,32 +153,32 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     }
 
     func releaseRetained() {
-        header.implementation = nil
-        guard header.argumentsRetained else { return }
-        header.argumentsRetained = false
-        if let t = header.target { sf_release_inline(t) }
-        let types = header.signature.argumentTypes
+        h.pointee.implementation = nil
+        guard h.pointee.argumentsRetained else { return }
+        h.pointee.argumentsRetained = false
+        if let t = h.pointee.target { sf_release_inline(t) }
+        let types = h.pointee.signature.argumentTypes
         for i in 2..<max(types.count, 2) where types[i] == .object {
             if let o = argumentPointer(i).load(as: sf_id?.self) { sf_release_inline(o) }
         }
-        for s in header.copiedStrings { free(s) }
-        header.copiedStrings.removeAll(keepingCapacity: true)
+        for s in h.pointee.copiedStrings { free(s) }
+        h.pointee.copiedStrings.removeAll(keepingCapacity: true)
     }
 
     /// Drops an object the return storage owns and zeroes it.
     func clearReturn() {
-        if header.ownsReturnObject, let o = returnPointer.load(as: sf_id?.self) {
+        if h.pointee.ownsReturnObject, let o = returnPointer.load(as: sf_id?.self) {
             sf_release_inline(o)
         }
-        header.ownsReturnObject = false
-        returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: header.signature.returnSize)
+        h.pointee.ownsReturnObject = false
+        returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: h.pointee.signature.returnSize)
     }
 
     /// Calls `imp` with the frame; the result (+1 for objects) lands in return storage.
     func call(_ imp: sf_imp) {
         writeTargetAndSelector()
-        sf_ffi_call(&header.signature.raw.pointee.cif, imp, returnPointer, argv)
-        header.ownsReturnObject = header.signature.returnType == .object
+        h.pointee.signature.call(imp, returnPointer, argv)
+        h.pointee.ownsReturnObject = h.pointee.signature.returnType == .object
     }
 
     /// Bytes a direct libffi call writes for this return type, which is all a caller's storage
@@ -182,7 +186,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     /// size, nothing for void. `returnSize` rounds up to a word and would overrun a C caller's
     /// `float` or 3-byte struct.
     var returnValueByteCount: Int {
-        let sig = header.signature
+        let sig = h.pointee.signature
         switch sig.returnType {
         case .void: return 0
         case .float, .double, .structure: return Int(sf_ffi_type_size(sig.raw.pointee.return_type))
@@ -193,14 +197,27 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     /// Copies the return value out to a caller, giving it its own +1 for objects.
     func copyReturn(to destination: UnsafeMutableRawPointer) {
         destination.copyMemory(from: returnPointer, byteCount: returnValueByteCount)
-        if header.signature.returnType == .object, let o = returnPointer.load(as: sf_id?.self) {
-            if header.ownsReturnObject {
+        if h.pointee.signature.returnType == .object, let o = returnPointer.load(as: sf_id?.self) {
+            if h.pointee.ownsReturnObject {
                 // Ownership moves to the caller.
-                header.ownsReturnObject = false
+                h.pointee.ownsReturnObject = false
                 returnPointer.storeBytes(of: nil, as: sf_id?.self)
             } else {
                 sf_retain_inline(o)
             }
+        }
+    }
+}
+
+extension SignatureStorage {
+    /// Calls `imp` with the arguments `argv` points at: directly with the same registers
+    /// (`sf_tramp_call_args`) where the layout allows and trampolines are on, else `ffi_call`.
+    /// The return value lands in `ret` as libffi would leave it (small integers widened).
+    func call(_ imp: sf_imp, _ ret: UnsafeMutableRawPointer, _ argv: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        if let layout, sf_tramp_enabled() != 0 {
+            sf_tramp_call_args(layout, unsafeBitCast(imp, to: UnsafeRawPointer.self), ret, argv)
+        } else {
+            sf_ffi_call(&raw.pointee.cif, imp, ret, argv)
         }
     }
 }

@@ -20,8 +20,8 @@ extension RuntimeClass {
     /// Stage 2: `body(receiver, selector)` names another object to receive the message
     /// unchanged, or nil to go on to stage 3.
     public func setForwardingTarget(_ body: @escaping @Sendable (ObjectRef, Selector) throws -> ObjectRef?) throws(RuntimeError) {
-        try replaceMethod(Forwarding.forwardingTarget) { (recv: ObjectRef, sel: Selector) throws -> Object? in
-            try body(recv, sel)?.retained()
+        try replaceMethod(Forwarding.forwardingTarget) { (recv: ObjectRef, sel: Selector) throws -> OwnedObject in
+            OwnedObject(retaining: try body(recv, sel)?.raw)
         }
     }
 

@@ -18,7 +18,7 @@ struct SwiftFrame: ForwardingFrame {
 
     func call(_ method: sf_method_t, on receiver: sf_id, _ selector: Selector, cls: sf_class_t) throws(RuntimeError) -> Signature {
         let sig = try checked(Signature(raw: sf_method_sig(method)), selector, cls: cls)
-        sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(method)!, destination(for: sig), arguments)
+        sig.storage.call(sf_method_imp(method)!, destination(for: sig), arguments)
         try Runtime.rethrowPending()
         return sig
     }

@@ -7,6 +7,8 @@ import Synchronization
 public struct HookContext {
     let hook: MethodHook
     let chain: HookChain
+    /// A per-object entry's own chain, merged position by position after the class's `chain`.
+    let inner: HookChain?
     let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     let returnStorage: UnsafeMutableRawPointer
     let state: UnsafeMutablePointer<HookCallState>
@@ -19,6 +21,9 @@ public struct HookContext {
     public var signature: Signature { hook.signature }
     /// The implementation the hook wraps (resolved now, for an inherited method).
     public var originalImplementation: IMP { hook.currentOriginal() }
+    /// Whether the receiver has instead hooks of its own on this method, which run inside this
+    /// class hook's (an engine's instance rule takes precedence over its class rule).
+    package var receiverHasOwnInsteadHooks: Bool { inner.map { !$0.instead.isEmpty } ?? false }
     /// Whether the original (or the next instead-hook) has run for this call.
     public var didProceed: Bool { state.pointee.proceeded }
 
@@ -73,12 +78,20 @@ public struct HookContext {
 
     /// Runs the next instead-hook, or the original; the result lands in the return value.
     public func proceed() throws(RuntimeError) {
-        let next = state.pointee.insteadIndex
-        if next < chain.instead.count {
+        // The class's instead hooks first, then the object's own; a claimed one-shot hook is
+        // passed over.
+        while true {
+            let next = state.pointee.insteadIndex
+            let entry: HookChain.Entry
+            if next < chain.instead.count {
+                entry = chain.instead[next]
+            } else if let inner, next - chain.instead.count < inner.instead.count {
+                entry = inner.instead[next - chain.instead.count]
+            } else {
+                return try invokeOriginal()
+            }
             state.pointee.insteadIndex += 1
-            try chain.instead[next].body(self)
-        } else {
-            try invokeOriginal()
+            if try entry.run(self) { return }
         }
     }
 

@@ -4,15 +4,17 @@ import Glibc
 /// Installs and removes hooks. All changes happen under the runtime lock; senders see either
 /// the old or the new table entry and chain, never a torn one.
 enum HookRegistry {
-    nonisolated(unsafe) private static var nextID: UInt64 = 1
-    private static let installDeallocHandler: Void = {
+    nonisolated(unsafe) static var nextID: UInt64 = 1
+    /// The tokens of hooks that remove themselves after their first call (lock held).
+    nonisolated(unsafe) static var oneShotTokens: [UInt64: HookToken] = [:]
+    static let installDeallocHandler: Void = {
         HiddenClassRegistry.onObjectDeallocated = { obj, hidden in HookRegistry.objectDeallocated(obj, hidden) }
     }()
 
     typealias Body = (HookContext) throws(RuntimeError) -> Void
 
     static func add(on cls: RuntimeClass, _ selector: Selector, _ position: HookPosition,
-                    expecting types: String?, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
+                    expecting types: String?, once: Bool = false, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
         if Forwarding.reserved.contains(selector) {
             throw .reservedSelector(.init(className: cls.visibleName, selector: selector.name, reason: "it drives forwarding itself; define the method instead of hooking it"))
         }
@@ -20,9 +22,6 @@ enum HookRegistry {
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
             guard !cls.isDisposed else { throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "the class was disposed")) }
-            if cls.isHidden, cls.hiddenObject == nil {
-                throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "the object was deallocated"))
-            }
             guard let method = cls.findMethod(selector) else {
                 throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it"))
             }
@@ -32,13 +31,15 @@ enum HookRegistry {
             let hook = try installedHook(cls, method)
             let id = nextID
             nextID += 1
-            hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body), at: position))
-            return HookToken(id: id, hook: hook, position: position)
+            hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body, once: once ? OnceClaim() : nil), at: position))
+            let token = HookToken(id: id, hook: hook, position: position)
+            if once { oneShotTokens[id] = token }
+            return token
         }
     }
 
     /// The hook for `cls`'s entry of `method`, installing the trampoline if needed (lock held).
-    private static func installedHook(_ cls: RuntimeClass, _ method: MethodRecord) throws(RuntimeError) -> MethodHook {
+    static func installedHook(_ cls: RuntimeClass, _ method: MethodRecord) throws(RuntimeError) -> MethodHook {
         Runtime.state.lock.assertHeld()
         if method.owningClass === cls, let hook = method.hook { return hook }
         if method.owningClass === cls {
@@ -61,8 +62,16 @@ enum HookRegistry {
     }
 
     static func remove(_ token: HookToken) -> Bool {
+        if let side = token.side { return removeObjectHook(side, token.id) }
+        return remove(token.id, from: token.hook)
+    }
+
+    /// Removes hook `id` from `hook`'s chain, uninstalling the entry when it was the last.
+    static func remove(_ id: UInt64, from hook: MethodHook) -> Bool {
+        var oneShot: HookToken?
+        defer { withExtendedLifetime(oneShot) {} }
         let removed = Runtime.state.lock.withLock { () -> Bool in
-            let hook = token.hook
+            oneShot = oneShotTokens.removeValue(forKey: id)
             guard let record = hook.record, record.hook === hook else { return false }
             guard hook.isInTable else {
                 // The class (or, for a class-method hook, its class) was disposed: the table entry
@@ -73,8 +82,8 @@ enum HookRegistry {
                 Runtime.state.retire { hook.trampoline = nil }
                 return false
             }
-            guard hook.contains(token.id) else { return false }
-            let chain = hook.chain.removing(token.id)
+            guard hook.contains(id) else { return false }
+            let chain = hook.chain.removing(id)
             hook.publish(chain)
             if chain.isEmpty { uninstall(hook) }
             return true
@@ -83,8 +92,15 @@ enum HookRegistry {
         return removed
     }
 
+    /// Removes a one-shot hook once its first call ran it (its C token goes too).
+    static func removeAfterFirstCall(_ id: UInt64) {
+        guard let token = Runtime.state.lock.withLock({ oneShotTokens.removeValue(forKey: id) }) else { return }
+        token.remove()
+        CHooks.forget(id)
+    }
+
     /// Puts the original back exactly (lock held).
-    private static func uninstall(_ hook: MethodHook) {
+    static func uninstall(_ hook: MethodHook) {
         Runtime.state.lock.assertHeld()
         let cls = hook.cls
         let record = hook.record!
@@ -101,66 +117,5 @@ enum HookRegistry {
         // The trampoline holds its hook (a replayed invocation may still enter it): drop the
         // hook's side of the cycle once no sender can be inside.
         Runtime.state.retire { hook.trampoline = nil }
-        // A hidden per-object class stays the object's isa when its last hook goes: it has no
-        // methods left, so sends find the class's own, and it is reused by the next hook.
-        // Deallocation tears it down.
-    }
-
-    /// The object's hidden subclass, created on first use, installed as its isa. Found through
-    /// the isa, never by address: a new object at a dead one's address starts with its own class.
-    static func hiddenClass(for obj: sf_id) throws(RuntimeError) -> RuntimeClass {
-        _ = installDeallocHandler
-        guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
-            throw .hookFailed(.init(className: Forwarding.visibleClassName(of: obj), expected: "an instance", actual: "a class object (hook the metaclass for class methods)"))
-        }
-        if let existing = try Runtime.state.lock.withLock({ () throws(RuntimeError) in try installedHiddenClass(obj) }) {
-            return existing
-        }
-        let visible = RuntimeClass.from(sf_object_getClass(obj)!)
-        let name = "\(visible.name)#hooked@\(UInt(bitPattern: obj))"
-        let hidden = try RuntimeClass(unregisteredName: name, superclass: visible, hidden: true)
-        hidden.register()
-        let result = Runtime.state.lock.withLock { () -> Result<RuntimeClass, RuntimeError> in
-            do throws(RuntimeError) {
-                if let raced = try installedHiddenClass(obj) { return .success(raced) }
-            } catch {
-                return .failure(error)
-            }
-            hidden.hiddenObject = obj
-            sf_object_set_isa(obj, hidden.raw)
-            return .success(hidden)
-        }
-        // Lost a race (or the object started deallocating): nothing points at ours.
-        if case .success(let c) = result, c === hidden { return hidden }
-        try? hidden.dispose()
-        return try result.get()
-    }
-
-    /// The object's hidden class if its isa is one (lock held). A deallocating object gets
-    /// none: its teardown has already decided what to dispose.
-    private static func installedHiddenClass(_ obj: sf_id) throws(RuntimeError) -> RuntimeClass? {
-        Runtime.state.lock.assertHeld()
-        let isa = sf_object_isa(obj)!
-        guard sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) == 0 else {
-            throw .hookFailed(.init(className: Forwarding.visibleClassName(of: obj), expected: "a live object", actual: "an object being deallocated"))
-        }
-        guard sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 else { return nil }
-        let hidden = RuntimeClass.from(isa)
-        precondition(hidden.hiddenObject == obj, "a hidden class installed on an object it was not made for")
-        return hidden
-    }
-
-    /// The object is going: drop its hooks and its hidden class.
-    static func objectDeallocated(_ obj: sf_id, _ hidden: RuntimeClass) {
-        Runtime.state.lock.withLock {
-            hidden.hiddenObject = nil
-            for record in hidden.methods.values {
-                if let hook = record.hook {
-                    hook.publish(HookChain())
-                    uninstall(hook)
-                }
-            }
-        }
-        try? hidden.dispose()
     }
 }

@@ -10,15 +10,23 @@ public final class HookToken: Hashable, @unchecked Sendable, CustomStringConvert
     /// Where the hook runs.
     public let position: HookPosition
 
-    init(id: UInt64, hook: MethodHook, position: HookPosition) {
+    /// For a hook of an object's own: the object's side table, which holds its hooks.
+    let side: ObjectSideTable?
+
+    init(id: UInt64, hook: MethodHook, position: HookPosition, side: ObjectSideTable? = nil) {
         self.id = id
         self.hook = hook
         self.position = position
+        self.side = side
     }
+
+    /// Names the hook in listings and for `removeHook(_:)`.
+    public var identifier: HookIdentifier { HookIdentifier(rawValue: id) }
 
     /// Whether the hook is still installed.
     public var isActive: Bool {
-        Runtime.state.lock.withLock { hook.record?.hook === hook && hook.isInTable && hook.contains(id) }
+        if let side { return HookRegistry.isActive(side, id) }
+        return Runtime.state.lock.withLock { hook.record?.hook === hook && hook.isInTable && hook.contains(id) }
     }
 
     /// Uninstalls the hook. Removing twice is harmless and returns false.
@@ -30,5 +38,5 @@ public final class HookToken: Hashable, @unchecked Sendable, CustomStringConvert
     /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
     /// A readable form, for logs and test failures.
-    public var description: String { "HookToken(\(position) -[\(hook.cls.name) \(hook.selector.name)])" }
+    public var description: String { "HookToken(\(position) -[\(hook.cls.visibleName) \(hook.selector.name)]\(side == nil ? "" : " (one object)"))" }
 }

@@ -20,6 +20,9 @@ final class MethodHook: @unchecked Sendable {
     var trampoline: ClosureIMP!
     /// The table entry the trampoline is installed in (lock held).
     var record: MethodRecord!
+    /// For an entry of a hidden class: how many objects have hooks of their own on the
+    /// selector; the entry goes when none has (lock held).
+    var objectUsers = 0
 
     init(cls: RuntimeClass, selector: Selector, signature: Signature, inherited: Bool, original: IMP) throws(RuntimeError) {
         self.cls = cls
@@ -70,19 +73,42 @@ final class MethodHook: @unchecked Sendable {
         Runtime.state.retire(releasing: old)
     }
 
-    /// The trampoline body: before hooks, instead hooks or the original, after hooks.
+    /// The trampoline body: before hooks, instead hooks or the original, after hooks. An entry
+    /// of a hidden per-object class runs its chain merged with the class's hook, if any.
     func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         let chain = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!).takeUnretainedValue()
+        guard cls.isHidden else { return try run(chain, inner: nil, ret, args) }
+        // The hidden class's entry: the receiver's own chain, from its side table.
+        let own = ObjectHookList.chain(of: args[0]!.load(as: sf_id?.self), selector.raw)
+        if let classHook = classHook() {
+            try classHook.run(classHook.chain, inner: own, ret, args)
+        } else {
+            try run(own ?? chain, inner: nil, ret, args)
+        }
+    }
+
+    /// The hook the visible class's entry runs, if that entry is hooked (in a read section).
+    private func classHook() -> MethodHook? {
+        guard let superclass = cls.lookupSuperclass, let m = sf_lookup_method(superclass.raw, selector.raw) else { return nil }
+        return MethodRecord.from(m)?.hook
+    }
+
+    /// Runs `chain`, and `inner` position by position after it (class, then object): before
+    /// hooks, instead hooks (or the original), after hooks.
+    func run(_ chain: HookChain, inner: HookChain?, _ ret: UnsafeMutableRawPointer,
+             _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         ret.initializeMemory(as: UInt8.self, repeating: 0, count: signature.storage.returnSize)
         var state = HookCallState()
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
-            let ctx = HookContext(hook: self, chain: chain, arguments: args, returnStorage: ret, state: p)
+            let ctx = HookContext(hook: self, chain: chain, inner: inner, arguments: args, returnStorage: ret, state: p)
             do throws(RuntimeError) {
-                for e in chain.before { try e.body(ctx) }
+                for e in chain.before { try e.run(ctx) }
+                if let inner { for e in inner.before { try e.run(ctx) } }
                 try ctx.proceed()
-                for e in chain.after { try e.body(ctx) }
+                for e in chain.after { try e.run(ctx) }
+                if let inner { for e in inner.after { try e.run(ctx) } }
             } catch {
                 // The caller gets zero (closureEntry clears the storage): an object the original
                 // or a hook already put there is owned by this call and must go first.

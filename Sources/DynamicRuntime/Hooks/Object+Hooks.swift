@@ -2,14 +2,15 @@ import CShims
 import Glibc
 
 extension ObjectRef {
-    /// Hooks `selector` for this object only (it gets a private subclass, as KVO does);
-    /// other instances of its class are untouched.
+    /// Hooks `selector` for this object only; other instances of its class are untouched.
+    /// Its hooks and its class's run merged position by position: class before hooks, then the
+    /// object's; class instead hooks, then the object's (each newest first), then the original;
+    /// class after hooks, then the object's.
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
                      _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         guard let raw else { throw .hookFailed(.init(selector: selector.name, expected: "an object", actual: "nil")) }
-        let hidden = try HookRegistry.hiddenClass(for: raw)
-        return try HookRegistry.add(on: hidden, selector, position, expecting: types, wrapHookBody(body))
+        return try HookRegistry.addObjectHook(raw, selector, position, expecting: types, wrapHookBody(body))
     }
 }
 

@@ -5,8 +5,15 @@ import Synchronization
 @usableFromInline
 typealias ClosureBody = (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws -> Void
 
+/// A closure method's body erased to registers, for signatures whose arguments all travel in
+/// integer registers: (receiver, selector, up to four argument words) → the bits of the return
+/// register (integer, double or float). Built by the typed `addMethod` overloads.
+@usableFromInline
+typealias WordBody = (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) throws -> UInt64
+
 /// Turns a Swift closure into a C-callable IMP for one signature: a trampoline slot (x86-64,
 /// `sf_tramp.h`) where the signature allows, else a libffi closure.
+@usableFromInline
 final class ClosureIMP: @unchecked Sendable {
     /// The libffi closure, or nil for a trampoline.
     let closure: UnsafeMutableRawPointer?
@@ -17,14 +24,29 @@ final class ClosureIMP: @unchecked Sendable {
     let entry: sf_imp
     let signature: Signature
     let body: ClosureBody
+    /// The same body over registers, when the typed overload could build it and trampolines
+    /// are on (`hasWordBody`): the slot's thunk and typed sends call it without an argument
+    /// vector. Not optional: an optional closure is stored at maximal abstraction, and every
+    /// call through it would allocate a reabstraction thunk.
+    @usableFromInline let wordBody: WordBody
+    @usableFromInline let hasWordBody: Bool
 
-    init(signature: Signature, body: @escaping ClosureBody) throws(RuntimeError) {
+    init(signature: Signature, body: @escaping ClosureBody, wordBody: WordBody? = nil) throws(RuntimeError) {
         self.signature = signature
         self.body = body
-        if sf_tramp_enabled() != 0, let layout = signature.storage.layout {
+        let trampolines = sf_tramp_enabled() != 0
+        // SF_TRAMPOLINES=0 turns off every fast path of issue 12, so the fallback is measured whole.
+        self.hasWordBody = trampolines && wordBody != nil
+        self.wordBody = hasWordBody ? wordBody! : { _, _, _, _, _, _ in 0 }
+        if trampolines, let layout = signature.storage.layout {
             let code: UnsafeMutableRawPointer?
             let ints = Int(layout.pointee.int_only)
-            if (2...5).contains(ints) {
+            let nargs = signature.argumentTypes.count
+            if hasWordBody, (2...5).contains(nargs) {
+                // The typed body takes the registers as they are; the context goes in the next one.
+                self.context = nil
+                code = sf_tramp_alloc_kind(Int32(nargs - 1), nil, wordThunk(nargs: nargs, returns: signature.returnType))
+            } else if (2...5).contains(ints) {
                 // Integer registers only: the slot hands this object to a thunk in the first
                 // free argument register; every argument stays where the caller put it.
                 self.context = nil

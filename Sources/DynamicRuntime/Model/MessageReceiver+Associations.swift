@@ -30,7 +30,7 @@ extension MessageReceiver {
         switch table.get(key.rawKey) {
         case nil: return nil
         case let .swift(v)?: return v
-        case .object?:
+        case .object?, .unretained?:
             return table.getRetainedObject(key.rawKey).map { Object(adopting: $0) }
         }
     }

@@ -9,16 +9,37 @@ import Synchronization
 /// Memory matters here (one per method of every class: under 120 bytes a method in all, see
 /// docs/performance.md): the selector and signature are read from the C struct, and the IMP's
 /// owner is one word next to it, published under a sequence count instead of in a box.
+@usableFromInline
 final class MethodRecord: @unchecked Sendable {
     let raw: sf_method_t
     unowned let owningClass: RuntimeClass
     /// The ClosureIMP keeping the installed IMP alive (retained), or 0 for a plain function.
-    private let ownerBits = Atomic<UInt>(0)
+    /// Typed sends read it (in a read section) to call a closure's word body directly.
+    @usableFromInline let ownerBits = Atomic<UInt>(0)
+
+    /// `ownerBits` as typed sends read it: the owner of the IMP installed at some point of the
+    /// read section (kept alive until the section ends).
+    @inlinable var ownerWord: UInt { ownerBits.load(ordering: .acquiring) }
     /// Odd while `exchange` rewrites the IMP and its owner: `imp` reads the pair consistently
     /// without the lock (inside a read section).
     private let version = Atomic<UInt>(0)
-    /// The hook whose trampoline is installed here, if any (lock held).
-    var hook: MethodHook?
+    /// The hook whose trampoline is installed here, retained, or 0. Written with the lock held;
+    /// read without it by a per-object entry merging the class's chain (in a read section: an
+    /// uninstalled hook lives on through its trampoline until the grace period ends).
+    private let hookBits = Atomic<UInt>(0)
+
+    /// The hook whose trampoline is installed here, if any (lock held, or in a read section).
+    var hook: MethodHook? {
+        get {
+            let bits = hookBits.load(ordering: .acquiring)
+            return bits == 0 ? nil : Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+        }
+        set {
+            let bits = newValue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+            let old = hookBits.exchange(bits, ordering: .acquiringAndReleasing)
+            if old != 0 { Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).release() }
+        }
+    }
 
     init(selector: Selector, signature: Signature, imp: IMP, in cls: RuntimeClass) {
         raw = sf_method_alloc()
@@ -37,6 +58,7 @@ final class MethodRecord: @unchecked Sendable {
     }
 
     deinit {
+        hook = nil
         sf_method_free(raw)
         Self.release(ownerBits.exchange(0, ordering: .acquiring))
     }

@@ -3,8 +3,9 @@ import Glibc
 
 /// Allocation and deallocation of instances.
 enum ObjectLifecycle {
-    static func allocate(_ cls: RuntimeClass) -> sf_id {
-        let size = cls.instanceSize
+    /// `extraBytes` follow the ivars, at `cls.indexedIvarsOffset` (class_createInstance).
+    static func allocate(_ cls: RuntimeClass, extraBytes: Int = 0) -> sf_id {
+        let size = extraBytes == 0 ? cls.instanceSize : cls.indexedIvarsOffset + extraBytes
         let memory: UnsafeMutableRawPointer
         let alignment = cls.instanceAlignment
         if alignment > 16 {

@@ -1,10 +1,22 @@
 import CShims
+import Synchronization
 
 /// Per-object data that most objects never need: created on first use, freed at dealloc.
 final class ObjectSideTable: @unchecked Sendable {
     enum Value {
         case swift(Any)
+        /// Retained by the table (retain and copy policies); released when reset or at dealloc.
         case object(sf_id)
+        /// The assign policy: neither retained nor released, and left dangling if it dies first.
+        case unretained(sf_id)
+
+        /// The object, whatever the policy.
+        var object: sf_id? {
+            switch self {
+            case let .object(o), let .unretained(o): o
+            case .swift: nil
+            }
+        }
     }
 
     private let lock = RuntimeLock()
@@ -12,6 +24,31 @@ final class ObjectSideTable: @unchecked Sendable {
     private var observers: [(id: UInt64, run: (ObjectRef) -> Void)] = []
     private var nextToken: UInt64 = 1
     private var deallocating = false
+    /// The object's own hooks: the head of its list of chains, one per selector, retained (0:
+    /// none). Written with the runtime lock held; read by sends without it, in a read section.
+    private let hookBits = Atomic<UInt>(0)
+    /// The object while it has hooks of its own (runtime lock held): cleared when the last
+    /// goes and at deallocation, so a token never reaches a dead object.
+    var hookedObject: sf_id?
+
+    /// The head of the object's hook list (in a read section, or with the runtime lock held).
+    var hooks: HookChain? {
+        let bits = hookBits.load(ordering: .acquiring)
+        return bits == 0 ? nil : Unmanaged<HookChain>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+    }
+
+    /// Publishes a new list; the old one is freed after a grace period (runtime lock held).
+    func publishHooks(_ head: HookChain?) {
+        let bits = head.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+        let old = hookBits.exchange(bits, ordering: .acquiringAndReleasing)
+        if let old = UnsafeMutableRawPointer(bitPattern: old) { Runtime.state.retire(releasing: old) }
+    }
+
+    deinit {
+        if let bits = UnsafeMutableRawPointer(bitPattern: hookBits.load(ordering: .acquiring)) {
+            Unmanaged<HookChain>.fromOpaque(bits).release()
+        }
+    }
 
     static func of(_ obj: sf_id, create: Bool) -> ObjectSideTable? {
         if let side = sf_object_side(obj) {
@@ -40,7 +77,7 @@ final class ObjectSideTable: @unchecked Sendable {
 
     func getRetainedObject(_ key: UnsafeRawPointer) -> sf_id? {
         lock.withLock {
-            guard case let .object(o)? = associations[key] else { return nil }
+            guard let o = associations[key]?.object else { return nil }
             sf_retain_inline(o)
             return o
         }

@@ -8,12 +8,12 @@ import CShims
 
 extension RuntimeClass {
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod<R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> R
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: []) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -24,18 +24,18 @@ extension RuntimeClass {
     public func replaceMethod<R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> R
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: []) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> Void
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: []) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!))
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -46,18 +46,18 @@ extension RuntimeClass {
     public func replaceMethod(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> Void
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: []) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding]) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -68,18 +68,18 @@ extension RuntimeClass {
     public func replaceMethod<A: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding]) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding]) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2))
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -90,18 +90,18 @@ extension RuntimeClass {
     public func replaceMethod<A: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> Void
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding]) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding]) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -112,18 +112,18 @@ extension RuntimeClass {
     public func replaceMethod<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding]) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding]) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3))
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -134,18 +134,18 @@ extension RuntimeClass {
     public func replaceMethod<A: MessageArgument, B: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> Void
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding]) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -156,18 +156,18 @@ extension RuntimeClass {
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4))
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -178,18 +178,18 @@ extension RuntimeClass {
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> Void
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding]) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4))
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -200,18 +200,18 @@ extension RuntimeClass {
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { ret, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding], word: Self.wordBody(body)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure (a libffi closure IMP).
+    /// Adds a method implemented by a Swift closure (a trampoline slot, or a libffi closure).
     @inlinable @discardableResult
     public func addMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5))
         }
         return try install(selector, imp, sig, replacing: false).method
@@ -222,7 +222,7 @@ extension RuntimeClass {
     public func replaceMethod<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> Void
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding]) { _, args in
+        let (imp, sig) = try closureIMP(selector, declared: types, returns: .void, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding], word: Self.wordBody(body)) { _, args in
             try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5))
         }
         return try install(selector, imp, sig, replacing: true).previous

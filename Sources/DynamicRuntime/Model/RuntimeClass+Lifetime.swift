@@ -13,12 +13,14 @@ extension RuntimeClass {
             guard !isDisposed else { throw .classInUse(.init(className: name, reason: "already disposed")) }
             let live = sf_class_live_instances(raw)
             if live > 0 { throw .classInUse(.init(className: name, reason: "\(live) instance(s) still alive")) }
-            let subs = subclasses.filter { $0 !== metaclass }
+            // The hidden subclass instances with hooks of their own share goes with the class.
+            let hidden = objectHookClass
+            let subs = subclasses.filter { $0 !== metaclass && $0 !== hidden }
             if !subs.isEmpty {
                 throw .classInUse(.init(className: name, reason: "subclass(es) \(subs.map(\.name).joined(separator: ", ")) still exist"))
             }
             let meta = metaclass
-            let metaSubs = meta.subclasses
+            let metaSubs = meta.subclasses.filter { $0 !== hidden?.metaclass }
             if !metaSubs.isEmpty {
                 throw .classInUse(.init(className: name, reason: "subclass(es) \(metaSubs.map(\.name).joined(separator: ", ")) still exist"))
             }
@@ -27,10 +29,18 @@ extension RuntimeClass {
             if !isHidden, Runtime.state.classesByName[key] === self { Runtime.state.classesByName[key] = nil }
             superclass?.subclasses.removeAll { $0 === self }
             meta.lookupSuperclass?.subclasses.removeAll { $0 === meta }
+            var doomed = [self, meta]
+            if let hidden {
+                hidden.isDisposed = true
+                subclasses.removeAll { $0 === hidden }
+                meta.subclasses.removeAll { $0 === hidden.metaclass }
+                objectHookClass = nil
+                doomed += [hidden, hidden.metaclass]
+            }
             // Readers may still be inside this class's cache or methods: free after a grace period.
-            let doomed = [self, meta]
+            let freed = doomed
             Runtime.state.retire {
-                for c in doomed { c.releaseStorage() }
+                for c in freed { c.releaseStorage() }
             }
         }
         Runtime.state.collectGarbage()

@@ -117,7 +117,8 @@ extension RuntimeClass {
     /// against what the Swift closure's types imply.
     @usableFromInline
     func closureIMP(_ selector: Selector, declared types: String?, returns: TypeEncoding,
-                    arguments: [TypeEncoding], body: @escaping ClosureBody) throws(RuntimeError) -> (IMP, Signature) {
+                    arguments: [TypeEncoding], word: WordBody? = nil,
+                    body: @escaping ClosureBody) throws(RuntimeError) -> (IMP, Signature) {
         let implied = Signature.encoding(returning: returns, arguments: arguments)
         let sig: Signature
         if let types {
@@ -132,7 +133,7 @@ extension RuntimeClass {
         } else {
             sig = try Signature(implied)
         }
-        let box = try ClosureIMP(signature: sig, body: body)
+        let box = try ClosureIMP(signature: sig, body: body, wordBody: word)
         return (box.imp, sig)
     }
 

@@ -16,10 +16,11 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     /// The class's name (metaclasses share their class's name).
     public let name: String
     /// The superclass, or nil for a root class. A root metaclass's superclass is its root class.
-    public let superclass: RuntimeClass?
+    /// Changes only through `setSuperclass(_:)`, under the runtime lock.
+    public internal(set) var superclass: RuntimeClass?
     /// True for a metaclass, whose methods are class methods.
     public let isMetaclass: Bool
-    /// True for the private per-object subclasses that instance hooks use.
+    /// True for the private subclass that instances with hooks of their own share.
     public let isHidden: Bool
 
     var _metaclass: RuntimeClass?
@@ -31,8 +32,9 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var subclasses: [RuntimeClass] = []
     var isRegistered = false
     var isDisposed = false
-    /// For a hidden per-object class: the object it was made for (lock held).
-    var hiddenObject: sf_id?
+    /// The hidden subclass shared by every instance with hooks of its own, once one had any
+    /// (lock held).
+    var objectHookClass: RuntimeClass?
     /// Closure IMPs handed out as raw pointers through the C API stay alive until dispose.
     var keptAlive: [ClosureIMP] = []
     /// Offsets of strong object ivars, this class's and inherited; fixed at registration.
@@ -42,6 +44,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var instanceAlignment = 16
     /// Protocols this class adopted itself, in adoption order.
     var adoptedProtocols: [RuntimeProtocol] = []
+    /// Properties this class declared itself, in declaration order.
+    var propertyList: [RuntimeProperty] = []
 
     /// The metaclass, which holds the class methods. For a metaclass: the root metaclass.
     public var metaclass: RuntimeClass { _metaclass ?? _instanceClass!.rootClass.metaclass }
@@ -136,7 +140,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         }
     }
 
-    private var metaSuperclass: RuntimeClass?
+    /// For a metaclass: where class method lookup continues (lock held to change it).
+    var metaSuperclass: RuntimeClass?
 
     private init(metaclassFor name: String, superclass: RuntimeClass?, hidden: Bool) {
         self.name = name

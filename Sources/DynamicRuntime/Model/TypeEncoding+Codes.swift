@@ -65,6 +65,15 @@ extension TypeEncoding {
         }
     }
 
+    /// Whether the key code names this type alone (`long` shares `q`'s code, every pointer
+    /// type one code, structs none).
+    var isExactInKey: Bool {
+        switch self {
+        case .long, .unsignedLong, .pointer, .structure: false
+        default: true
+        }
+    }
+
     /// Every type that is one character in an encoding (all rows but the pointer's, which
     /// takes a pointee). The parser reads these through `scalar(for:)`.
     static let singleCharacterScalars: [TypeEncoding] = [

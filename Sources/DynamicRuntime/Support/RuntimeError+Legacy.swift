@@ -1,5 +1,5 @@
 // The payload labels RuntimeError had before it carried a Context, for code written against
-// them: each maps "-" and "nil" placeholders to absent fields. Not public; new code builds
+// them: each maps a "-" placeholder to an absent field. Not public; new code builds
 // a Context.
 extension RuntimeError {
     /// `invalidArgument` for a NULL where `what` ("a class", "a selector") was expected.

@@ -64,6 +64,13 @@ final class AppliedRule: @unchecked Sendable {
             try ctx.proceed()
             return
         }
+        if ctx.receiverHasOwnInsteadHooks, case .instances = rule.target,
+           Engine.hasInstanceRule(ctx.target, ctx.selector) {
+            // The object's own hooks run inside the class's (position by position): its
+            // instance rule decides for it, this class rule lets the call through.
+            try ctx.proceed()
+            return
+        }
         if let always = rule.alwaysInvoke, always(rule, ctx) {
             try perform(ctx)
             return

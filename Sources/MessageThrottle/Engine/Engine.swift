@@ -54,6 +54,17 @@ public final class Engine: @unchecked Sendable {
         }
     }
 
+    /// Whether some engine has an instance rule for `selector` on `receiver`.
+    static func hasInstanceRule(_ receiver: ObjectRef, _ selector: Selector) -> Bool {
+        let raw = receiver.raw.map(UnsafeMutableRawPointer.init)
+        return registry.withLock { rules in
+            rules.values.contains { r in
+                if case let .instance(_, id, _) = r.target { return id == raw && r.selector == selector }
+                return false
+            }
+        }
+    }
+
     /// Applies `rule`: hooks its selector on its target and starts limiting.
     ///
     /// - Throws: `conflictingRule` naming the class that already has a rule for the selector,

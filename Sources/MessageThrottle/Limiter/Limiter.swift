@@ -131,6 +131,13 @@ public final class Limiter<Payload>: @unchecked Sendable {
         storage.withLock { $0.machine.pendingDeadline }
     }
 
+    /// Whether a window is open at the clock's current time (lodash `pending()`): a payload is
+    /// held, or a leading edge was performed and its window has not ended, or (for the modes
+    /// measured from the last performance) the limiter is cooling.
+    public var isPending: Bool {
+        storage.withLock { $0.machine.isPending(at: clock.now) }
+    }
+
     /// Feeds one message to the limiter at the clock's current time.
     ///
     /// A ``Decision/performNow(_:)`` result must be performed by the caller.
@@ -183,6 +190,17 @@ public final class Limiter<Payload>: @unchecked Sendable {
     public func cancel() {
         var action = storage.withLock { s in
             let action = s.machine.cancel()
+            changeTimer(action.timer, &s)
+            return action
+        }
+        carryOut(&action)
+    }
+
+    /// Drops the held payload without performing it and cancels its timer, keeping everything
+    /// else (AXKit's cancel): a cooldown goes on, an open window stays open.
+    public func cancelPending() {
+        var action = storage.withLock { s in
+            let action = s.machine.cancelPending()
             changeTimer(action.timer, &s)
             return action
         }

@@ -65,12 +65,12 @@ struct LimiterStateMachine<Payload> {
     private(set) var requested: Config
     /// What the rules run.
     private(set) var active: Config
-    private(set) var state: State = .idle
+    var state: State = .idle
     /// The payload waiting for the open window's edge; nil whenever the state is Idle. Beside
     /// the state rather than in its case: replacing it is then a move (`take()`), where an
     /// enum payload is copied out and released (measured 8% slower on a captured call).
-    private(set) var held: Payload?
-    private(set) var history = History()
+    var held: Payload?
+    var history = History()
     /// The deadline of the armed timer, if one is armed.
     private(set) var armed: ThrottleInstant?
     private var timerID: UInt64 = 0
@@ -82,9 +82,8 @@ struct LimiterStateMachine<Payload> {
 
     // MARK: - Queries
 
-    /// The payload waiting for its window's edge.
     /// When the open window began; nil when Idle.
-    private var windowStart: ThrottleInstant? {
+    var windowStart: ThrottleInstant? {
         if case .open(let start) = state { return start }
         return nil
     }
@@ -93,6 +92,24 @@ struct LimiterStateMachine<Payload> {
     var pendingDeadline: ThrottleInstant? {
         guard held != nil else { return nil }
         return windowEdge()
+    }
+
+    /// lodash `pending()`: whether a window is open at `now` (a timer would be armed in
+    /// lodash), including after a leading edge that holds nothing; for the modes that measure
+    /// from the last performance (firstly, cooldown, throttleSincePerformed), while cooling.
+    func isPending(at now: ThrottleInstant) -> Bool {
+        if held != nil { return true }
+        let d = active.duration
+        guard d > .zero else { return false }
+        let cooling = history.lastInvoke.map { now - $0 < d } ?? false
+        switch active.mode {
+        case .firstly, .cooldown, .throttleSincePerformed:
+            return cooling
+        case .delayedCooldown(_, let token):
+            return token?.isCooling(at: now) ?? cooling
+        case .last, .debounce, .debounceMaxWait, .throttle, .leadingDebounce:
+            return windowEdge().map { $0 > now } ?? false
+        }
     }
 
     // MARK: - Events
@@ -144,6 +161,14 @@ struct LimiterStateMachine<Payload> {
         return action
     }
 
+    /// AXKit's cancel: drop the held payload and its timer, keep the window and the history
+    /// (a cooldown goes on; a message in the still open window is judged as inside it).
+    mutating func cancelPending() -> Action {
+        var action = Action(release: held.take())
+        action.timer = rearm()
+        return action
+    }
+
     // MARK: - Transitions
 
     /// Back to Idle with no history, handing back the held payload.
@@ -153,46 +178,19 @@ struct LimiterStateMachine<Payload> {
         return held.take()
     }
 
-    /// lodash debounce options for the modes with edges; nil for firstly, last and cooldown.
-    private static func edgeRule(_ config: Config) -> (leading: Bool, trailing: Bool, maxWait: Duration?)? {
-        switch config.mode {
-        case .debounce:
-            (leading: false, trailing: true, maxWait: nil)
-        case .debounceMaxWait(let maxWait):
-            (leading: false, trailing: true, maxWait: max(maxWait, config.duration))
-        case .throttle(let leading, let trailing):
-            (leading: leading, trailing: trailing, maxWait: config.duration)
-        case .firstly, .last, .cooldown:
-            nil
-        }
-    }
-
-    /// When the open window closes under the active rules; nil when Idle.
-    private func windowEdge() -> ThrottleInstant? {
-        guard let start = windowStart else { return nil }
-        let d = active.duration
-        guard let rule = Self.edgeRule(active) else { return start + d }
-        // lodash: no earlier than the first timer check, then when quiet for `wait` or
-        // `maxWait` after the last invoke, whichever comes first.
-        var due = (history.lastCall ?? start) + d
-        if let maxWait = rule.maxWait, let invoked = history.lastInvoke {
-            due = min(due, invoked + maxWait)
-        }
-        return max(start + d, due)
-    }
-
     /// Processes a window edge that is due at `now` (a timer, or a late one).
-    private mutating func settle(at now: ThrottleInstant, _ action: inout Action) {
+    mutating func settle(at now: ThrottleInstant, _ action: inout Action) {
         guard let edge = windowEdge(), edge <= now else { return }
         closeWindow(at: edge, &action)
     }
 
     /// The trailing edge: Open → Idle, performing the held payload, if any.
-    private mutating func closeWindow(at time: ThrottleInstant, _ action: inout Action) {
+    mutating func closeWindow(at time: ThrottleInstant, _ action: inout Action) {
         state = .idle
         guard let payload = held.take() else { return }
         assert(action.perform == nil, "at most one payload is held")
-        history.lastInvoke = time
+        // A delayed cooldown cools from the message's arrival, not from its performance.
+        if case .delayedCooldown = active.mode {} else { history.lastInvoke = time }
         action.perform = payload
     }
 
@@ -212,65 +210,33 @@ struct LimiterStateMachine<Payload> {
     }
 
     /// Holds `payload` (replacing the held one) in the open window, or opens one at `now`.
-    private mutating func hold(_ payload: Payload, at now: ThrottleInstant, _ action: inout Action) -> Limiter<Payload>.Verdict {
+    mutating func hold(_ payload: Payload, at now: ThrottleInstant, _ action: inout Action) -> Limiter<Payload>.Verdict {
         if case .idle = state { state = .open(start: now) }
         action.release = held.take()
         held = payload
         return .deferred
     }
 
+    /// Decides this message under the active rules (after the due edge is settled).
     private mutating func judge(
         _ make: () -> Payload, at now: ThrottleInstant, _ action: inout Action
     ) -> Limiter<Payload>.Verdict {
-        let d = active.duration
-        guard d > .zero else {
+        guard active.duration > .zero else {
             // No limiting; settle() has already performed anything held.
             history.lastCall = now
             history.lastInvoke = now
             return .performNow
         }
         switch active.mode {
-        case .firstly, .cooldown:
-            history.lastCall = now
-            if let last = history.lastInvoke, now - last < d {
-                if active.mode == .cooldown { action.reject = make() }
-                return .dropped
-            }
-            history.lastInvoke = now
-            return .performNow
-
+        case .firstly, .cooldown, .delayedCooldown:
+            return judgeCooling(make, at: now, &action)
+        case .throttleSincePerformed(let latest):
+            return judgeSincePerformed(latest: latest, make, at: now, &action)
         case .last:
             history.lastCall = now
             return hold(make(), at: now, &action)
-
-        case .debounce, .debounceMaxWait, .throttle:
-            let rule = Self.edgeRule(active)!
-            // lodash shouldInvoke: first call, quiet for `wait`, or `maxWait` since the last invoke.
-            var isInvoking = history.lastCall.map { now - $0 >= d } ?? true
-            if !isInvoking, let maxWait = rule.maxWait {
-                isInvoking = history.lastInvoke.map { now - $0 >= maxWait } ?? true
-            }
-            history.lastCall = now
-            switch state {
-            case .idle:
-                state = .open(start: now)
-                if isInvoking {
-                    // Leading edge.
-                    history.lastInvoke = now
-                    if rule.leading { return .performNow }
-                }
-            case .open:
-                if isInvoking, rule.maxWait != nil {
-                    // lodash's "tight loop" branch: maxWait has elapsed inside a window that
-                    // opened without a leading edge; perform now, reopen the window.
-                    action.release = held.take()
-                    history.lastInvoke = now
-                    state = .open(start: now)
-                    return .performNow
-                }
-            }
-            if rule.trailing { return hold(make(), at: now, &action) }
-            return .dropped
+        case .debounce, .debounceMaxWait, .throttle, .leadingDebounce:
+            return judgeEdges(make, at: now, &action)
         }
     }
 

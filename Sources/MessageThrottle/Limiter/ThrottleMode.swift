@@ -40,6 +40,36 @@ public enum ThrottleMode: Hashable, Sendable, CustomStringConvertible {
     /// `reject` callback and dropped, never performed.
     case cooldown
 
+    /// lodash `debounce(wait, {leading: true})`: the first message after
+    /// quiet is performed at once; a burst that follows it is debounced as
+    /// ``debounce`` (its latest message is performed once `d` has passed
+    /// without a new one) when `trailing` is true, and dropped otherwise
+    /// (underscore `debounce(…, immediate)`: silent until quiet). With
+    /// `maxWait` a steady stream still performs its latest message at least
+    /// every `maxWait` (values below `d` count as `d`); without it a burst of
+    /// any length is performed twice at most: at its start and after it.
+    case leadingDebounce(trailing: Bool = true, maxWait: Duration? = nil)
+
+    /// RxSwift `throttle(_:latest: true)` and swift-async-algorithms
+    /// `throttle(for:latest:)`: at most one performance per `d`, the window
+    /// measured from the last *performance*, not from the last message. A
+    /// message arriving `d` or more after the last performance is performed
+    /// at once; one arriving sooner is held (the latest one when `latest`,
+    /// else the first of the window) and performed when the window ends,
+    /// which starts the next window. (RxSwift's `latest: false` drops every
+    /// message inside the window: that is ``firstly``.)
+    case throttleSincePerformed(latest: Bool)
+
+    /// AXKit `ax_dispatch_cooldown(delay, cooldown, token, …)`: a message
+    /// that arrives while not cooling is accepted and performed `delay`
+    /// later (at once, by the caller, when `delay` is zero); accepting it
+    /// starts a cooldown of `d` at its arrival. Messages arriving while
+    /// cooling are rejected, as in ``cooldown``. Limiters given the same
+    /// `token` share one cooldown (and must share a clock). A delay longer
+    /// than `d` counts as `d`. `Limiter.cancelPending()` stops the delayed
+    /// message; the cooldown goes on.
+    case delayedCooldown(delay: Duration, token: CooldownToken? = nil)
+
     /// The mode used when none is given: ``debounce``.
     public static var `default`: ThrottleMode { .debounce }
 
@@ -52,6 +82,11 @@ public enum ThrottleMode: Hashable, Sendable, CustomStringConvertible {
         case .debounceMaxWait(let maxWait): "debounce(maxWait: \(maxWait))"
         case .throttle(let leading, let trailing): "throttle(leading: \(leading), trailing: \(trailing))"
         case .cooldown: "cooldown"
+        case .leadingDebounce(let trailing, let maxWait):
+            "leadingDebounce(trailing: \(trailing)" + (maxWait.map { ", maxWait: \($0))" } ?? ")")
+        case .throttleSincePerformed(let latest): "throttleSincePerformed(latest: \(latest))"
+        case .delayedCooldown(let delay, let token):
+            "delayedCooldown(delay: \(delay)" + (token.map { ", token: \($0))" } ?? ")")
         }
     }
 }

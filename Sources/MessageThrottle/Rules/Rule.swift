@@ -101,6 +101,13 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
     @discardableResult
     public func flush() -> Bool { applied?.limiter.flush() ?? false }
 
+    /// Whether the rule's limiter has a window open now (lodash `pending()`); false when the
+    /// rule is not applied.
+    public var isPending: Bool { applied?.limiter.isPending ?? false }
+
+    /// Drops the pending message but keeps the window and any cooldown going (AXKit's cancel).
+    public func cancelPending() { applied?.limiter.cancelPending() }
+
     /// Drops the pending message and starts afresh: the next message is treated as the first.
     public func cancel() { applied?.limiter.cancel() }
 

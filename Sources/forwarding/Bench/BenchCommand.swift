@@ -35,6 +35,8 @@ struct BenchCommand: Subcommand {
                        help: "Comma-separated case ids or id prefixes (2a, 9) or parts of names; the floor always runs."),
             OptionSpec(name: "calls", value: "n",
                        help: "Make exactly this many calls per case, once, without warm-up: for profilers."),
+            OptionSpec(name: "objects", value: "n",
+                       help: "Objects per memory case (11c-11e), instead of the defaults."),
             OptionSpec(name: "format", value: "format", help: "Report format.",
                        choices: BenchFormat.allCases.map(\.rawValue), defaultValue: "text"),
             OptionSpec(name: "output", value: "file", help: "Write the report to this file instead of standard output."),
@@ -50,6 +52,7 @@ struct BenchCommand: Subcommand {
     let sampleMilliseconds: Int
     let filter: String?
     let calls: Int?
+    let objects: Int?
     let format: BenchFormat
     let output: String?
     let svg: String?
@@ -62,6 +65,7 @@ struct BenchCommand: Subcommand {
         sampleMilliseconds = try options.int("sample-ms", default: 40, minimum: 1, in: Self.spec)
         calls = options.string("calls") == nil ? nil : try options.int("calls", default: 1, minimum: 1, in: Self.spec)
         filter = options.string("filter")
+        objects = options.string("objects") == nil ? nil : try options.int("objects", default: 1, minimum: 1, in: Self.spec)
         format = options.choice("format", default: BenchFormat.text)
         output = options.string("output")
         svg = options.string("svg")
@@ -75,18 +79,22 @@ struct BenchCommand: Subcommand {
 
     func run() throws -> Int32 {
         var cases = BenchCase.all
+        var memoryCases = MemoryCases.cases
         if let filter {
             let terms = filter.split(separator: ",").map { String($0).trimmed() }
-            cases = cases.filter { c in
-                c.id == BenchResults.floorID || terms.contains { t in
-                    t.first?.isNumber == true ? c.id.hasPrefix(t) : c.name.contains(t)
-                }
+            func selected(_ id: String, _ name: String) -> Bool {
+                terms.contains { t in t.first?.isNumber == true ? id.hasPrefix(t) : name.contains(t) }
             }
+            cases = cases.filter { c in c.id == BenchResults.floorID || selected(c.id, c.name) }
+            memoryCases = memoryCases.filter { selected($0.id, $0.name) }
         }
         if list {
             for c in cases {
                 let targets = [c.target.map { "≤ \(fmt($0, 0))× floor" }, c.allocationTarget.map { "≤ \(fmt($0, 0)) allocs" }]
                 print(c.id.padded(5) + c.name.padded(52) + targets.compactMap { $0 }.joined(separator: ", "))
+            }
+            for m in memoryCases {
+                print(m.id.padded(5) + m.name.padded(52) + "≤ \(fmt(m.limit, 0)) B/object at \(grouped(objects ?? m.count)) objects")
             }
             return 0
         }
@@ -103,6 +111,11 @@ struct BenchCommand: Subcommand {
         let bodies = cases.map { $0.body(for: fixtures) }
         let timings = try runner.run(cases, bodies, progress: progress)
         let allocations = calls == nil ? try runner.countAllocations(cases, bodies, progress: progress) : [:]
+        var memory: [MemoryMeasurement] = []
+        if calls == nil, !memoryCases.isEmpty {
+            progress.update("measuring memory", memoryCases.map(\.id).joined(separator: ", "))
+            memory = try MemoryCases.measure(ids: Set(memoryCases.map(\.id)), objects: objects)
+        }
         // The windows must still be open, or 5 and 6 measured something else.
         try fixtures.verify()
         progress.finish()
@@ -111,7 +124,8 @@ struct BenchCommand: Subcommand {
         _ = getloadavg(&load, 3)
         let results = BenchResults(cases: cases, timings: timings, allocations: allocations, rounds: runner.rounds,
                                    sampleMilliseconds: sampleMilliseconds,
-                                   cpus: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), loadAverage: load[0])
+                                   cpus: Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))), loadAverage: load[0],
+                                   memory: memory)
         let report: String
         switch format {
         case .text: report = BenchTextReport(results: results).render()

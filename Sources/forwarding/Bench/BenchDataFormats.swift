@@ -35,6 +35,12 @@ struct BenchJSONReport {
         ]
         var out = "{\n" + top.map { "  \(json($0.0)): \($0.1)," }.joined(separator: "\n") + "\n"
         out += "  \"cases\": [\n" + cases.joined(separator: ",\n") + "\n  ],\n"
+        let memory = r.memory.map { m in
+            "    " + object([("id", json(m.id)), ("name", json(m.name)), ("objects", String(m.objects)),
+                          ("heapBytesPerObject", json(m.heapBytes)), ("residentBytesPerObject", json(m.residentBytes)),
+                          ("limit", json(m.limit)), ("met", m.met ? "true" : "false")])
+        }
+        out += "  \"memory\": [\n" + memory.joined(separator: ",\n") + "\n  ],\n"
         out += "  \"targets\": [\n" + verdicts.map { "    " + object($0) }.joined(separator: ",\n") + "\n  ]\n}"
         return out
     }

@@ -12,6 +12,8 @@ struct BenchResults {
     let sampleMilliseconds: Int
     let cpus: Int
     let loadAverage: Double
+    /// Bytes per object (cases 11c-11e), measured once after the timed rounds.
+    var memory: [MemoryMeasurement] = []
 
     /// The floor every ratio divides by.
     static let floorID = "1"
@@ -48,6 +50,10 @@ struct BenchResults {
                 list.append(TargetVerdict(kind: .allocations, label: "allocations per call", caseID: c.id,
                                           base: nil, value: value, limit: limit))
             }
+        }
+        for m in memory {
+            list.append(TargetVerdict(kind: .bytes, label: m.name, caseID: m.id, base: nil, value: m.heapBytes,
+                                      limit: m.limit))
         }
         return list
     }

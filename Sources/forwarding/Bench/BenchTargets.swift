@@ -5,6 +5,7 @@ enum BenchTargets {
     static let pairs: [(label: String, id: String, base: String, limit: Double)] = [
         ("100,000 vs 10 selectors", "9c", "9a", 1.5),
         ("32-deep vs 1-deep hierarchy", "9f", "9d", 1.5),
+        ("hook on one object vs on its class", "11b", "4a", 1.15),
     ]
 
     /// Reported with the targets but held to none.
@@ -22,6 +23,8 @@ struct TargetVerdict {
         case ratio
         /// Heap allocations per call, at most `limit`.
         case allocations
+        /// Heap bytes per object at scale (cases 11c-11e), at most `limit`.
+        case bytes
     }
 
     let kind: Kind

@@ -1,3 +1,5 @@
+import BenchFixtures
+
 /// The table `forwarding bench` prints by default (`--format text`).
 struct BenchTextReport {
     let results: BenchResults
@@ -38,11 +40,22 @@ struct BenchTextReport {
             case .allocations:
                 out.append("  " + clipped(v.caseID.padded(9) + v.label, 52) + " " + fmt(v.value, 2) + "   (≤ "
                     + fmt(v.limit, 0) + ") " + verdict)
+            case .bytes:
+                out.append("  " + clipped(v.caseID.padded(9) + v.label, 52) + " " + fmt(v.value, 1) + " B  (≤ "
+                    + fmt(v.limit, 0) + " B) " + verdict)
             }
         }
         for t in BenchTargets.informational {
             guard let value = r.ratio(t.id, to: t.base) else { continue }
             out.append("  " + clipped("\(t.id) ÷ \(t.base)".padded(9) + t.label, 52) + " " + fmt(value, 2) + "×  (\(t.note))")
+        }
+        if !r.memory.isEmpty {
+            out.append("")
+            out.append("Memory (heap: growth of the malloc chunks in use, headers included; resident: of the RSS):")
+            for m in r.memory {
+                out.append("  " + clipped(m.id.padded(9) + m.name, 52) + grouped(m.objects).padded(8, right: true) + " objects: heap " + fmt(m.heapBytes, 1).padded(8, right: true)
+                    + " B/object, resident " + fmt(m.residentBytes, 1).padded(8, right: true) + " B/object")
+            }
         }
         out.append("")
         out.append(r.allocations.isEmpty

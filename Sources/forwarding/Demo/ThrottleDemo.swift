@@ -23,6 +23,10 @@ enum ThrottleDemo {
         Mode(name: "maxwait", label: "debounce maxWait 150", mode: .debounceMaxWait(.milliseconds(150))),
         Mode(name: "throttle", label: "throttle lead+trail", mode: .throttle(leading: true, trailing: true)),
         Mode(name: "cooldown", label: "cooldown", mode: .cooldown),
+        Mode(name: "leading", label: "debounce leading", mode: .leadingDebounce()),
+        Mode(name: "immediate", label: "debounce immediate", mode: .leadingDebounce(trailing: false)),
+        Mode(name: "since", label: "throttle since run", mode: .throttleSincePerformed(latest: true)),
+        Mode(name: "delayed", label: "cooldown delay 50", mode: .delayedCooldown(delay: .milliseconds(50))),
     ]
 
     /// Draws the timelines of `selected` and returns the summary: how many messages each ran.
@@ -59,6 +63,8 @@ enum ThrottleDemo {
         print("\n   firstly: first at once, the rest ignored for the window.  last: each window's last")
         print("   message at its end.  debounce: after a quiet window.  maxWait: at least every 150 ms.")
         print("   throttle: leading and trailing edges (a lone call fires once).  cooldown: rejected calls reported.")
+        print("   leading: at once, then after quiet.  immediate: at once, silent until quiet.  since: the window")
+        print("   runs from the last run.  delayed: 50 ms after the call, cooling 100 ms from the call.")
         return "of \(sends.count) messages in bursts, each mode ran: " + counts.joined(separator: ", ")
             + "; every timeline ran in virtual time, so it is exact and instant."
     }

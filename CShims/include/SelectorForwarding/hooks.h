@@ -1,0 +1,82 @@
+/*
+ * SelectorForwarding — the call in progress, hooks, and methods implemented by a C function plus a context.
+ * Part of the public C API: include <SelectorForwarding.h>.
+ */
+#ifndef SELECTOR_FORWARDING_HOOKS_H
+#define SELECTOR_FORWARDING_HOOKS_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- one call in progress, as a hook or a C-function method sees it ---- */
+
+/* Valid only during the callback it was passed to, on that thread; any other use is refused. */
+typedef struct sf_call *sf_call_t;
+
+sf_id sf_call_getTarget(sf_call_t call);
+sf_sel sf_call_getSelector(sf_call_t call);
+const char *sf_call_getTypeEncoding(sf_call_t call);
+/* Arguments after self and _cmd; -1 (SF_ERR_INVALID_ARGUMENT) for an invalid call. */
+ptrdiff_t sf_call_getArgumentCount(sf_call_t call);
+/* `size` must equal the argument's size (8 for `q`, `@`, `*`…; sizeof the struct for `{…}`). */
+sf_status sf_call_getArgument(sf_call_t call, size_t index, void *value, size_t size);
+/* Replaces the argument for the rest of this call (objects are borrowed, not retained). */
+sf_status sf_call_setArgument(sf_call_t call, size_t index, const void *value, size_t size);
+/* The return value so far (zero until the original ran); objects are borrowed. */
+sf_status sf_call_getReturnValue(sf_call_t call, void *value, size_t size);
+/* Sets the value the sender receives; an object is retained (methods return +1). */
+sf_status sf_call_setReturnValue(sf_call_t call, const void *value, size_t size);
+/* Instead-hooks: runs the next instead-hook or the original. Refused outside a hook. */
+sf_status sf_call_proceed(sf_call_t call);
+
+/* ---- hooks ---- */
+
+typedef enum sf_hook_position {
+    SF_HOOK_BEFORE = 0,     /* before the original, in the order added; may change arguments */
+    SF_HOOK_INSTEAD = 1,    /* around it: call sf_call_proceed, or the call is dropped */
+    SF_HOOK_AFTER = 2,      /* after it; sees and may change the return value */
+    /* OR-ed into a position: the hook removes itself after the first call that runs it (its
+     * token is then no longer active); AspectOptionAutomaticRemoval. */
+    SF_HOOK_AUTOMATIC_REMOVAL = 0x100,
+} sf_hook_position;
+
+/* A hook body. A non-zero status fails the call: the sender gets SF_ERR_HOOK. */
+typedef sf_status (*sf_hook_fn)(sf_call_t call, void *context);
+/* Identifies one installed hook; 0 means none. */
+typedef uint64_t sf_hook_token;
+
+/* Hooks `sel` for every instance of `cls` (a metaclass: the class method). `types`, if not
+ * NULL, is checked against the method's. `context` is passed to `fn` and must stay valid until
+ * the hook is removed. Returns 0 on failure. */
+sf_hook_token sf_class_hookMethod(sf_class_t cls, sf_sel sel, sf_hook_position position, const char *types,
+                                  sf_hook_fn fn, void *context);
+/* Hooks `sel` for this object only (it gets a private subclass). */
+sf_hook_token sf_object_hookMethod(sf_id obj, sf_sel sel, sf_hook_position position, const char *types,
+                                   sf_hook_fn fn, void *context);
+/* Removes a hook; the method is restored exactly when its last hook goes. A token removed
+ * before (or never issued) is SF_ERR_INVALID_ARGUMENT. */
+sf_status sf_hook_remove(sf_hook_token token);
+bool sf_hook_isActive(sf_hook_token token);
+
+/* ---- methods implemented by a C function plus a context (imp_implementationWithBlock) ---- */
+
+/* The body: read arguments and set the return value through `call`. Non-zero fails the send. */
+typedef sf_status (*sf_function_fn)(sf_call_t call, void *context);
+/* Called once with the context when the method's implementation is freed (not when adding it
+ * failed: then the caller still owns the context). May be NULL. */
+typedef void (*sf_context_release_fn)(void *context);
+
+sf_status sf_class_addMethodWithFunction(sf_class_t cls, sf_sel sel, const char *types, sf_function_fn fn,
+                                         void *context, sf_context_release_fn release);
+/* Replaces (or adds) the method; the previous implementation is kept alive with the class. */
+sf_status sf_class_replaceMethodWithFunction(sf_class_t cls, sf_sel sel, const char *types, sf_function_fn fn,
+                                             void *context, sf_context_release_fn release);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

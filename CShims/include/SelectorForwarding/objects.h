@@ -1,0 +1,64 @@
+/*
+ * SelectorForwarding — instances, reference counts, weak references, associated objects, dealloc observers.
+ * Part of the public C API: include <SelectorForwarding.h>.
+ */
+#ifndef SELECTOR_FORWARDING_OBJECTS_H
+#define SELECTOR_FORWARDING_OBJECTS_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Objects. Allocation returns a +1 reference. */
+sf_id sf_class_createInstance(sf_class_t cls);
+sf_id sf_retain(sf_id obj);
+void sf_release(sf_id obj);
+uintptr_t sf_object_retainCount(sf_id obj);
+sf_class_t sf_object_getClass(sf_id obj);
+/*
+ * isa swizzling, like object_setClass: returns the previous class, or NULL with
+ * SF_ERR_INCOMPATIBLE_CLASS when `cls` does not fit the object's allocation or alignment,
+ * keeps strong object ivars at other offsets, or the object has per-object hooks or is being
+ * deallocated (SF_ERR_INVALID_ARGUMENT for NULL, a class object or a metaclass).
+ */
+sf_class_t sf_object_setClass(sf_id obj, sf_class_t cls);
+
+/* Zeroing weak references, like objc_initWeak / objc_loadWeakRetained / objc_destroyWeak. */
+void sf_initWeak(sf_id *slot, sf_id obj);
+sf_id sf_loadWeakRetained(sf_id *slot);
+void sf_destroyWeak(sf_id *slot);
+
+/* Associated objects (retained by the owner until it is deallocated or the key is reset). */
+void sf_setAssociatedObject(sf_id obj, const void *key, sf_id value);
+sf_id sf_getAssociatedObject(sf_id obj, const void *key);
+
+/* ---- association policies (objc_AssociationPolicy, same values) ---- */
+
+typedef enum sf_association_policy {
+    SF_ASSOCIATION_ASSIGN = 0,              /* not retained; dangles if the value dies first */
+    SF_ASSOCIATION_RETAIN_NONATOMIC = 1,
+    SF_ASSOCIATION_COPY_NONATOMIC = 3,      /* the value's copy (@@:), else retained */
+    SF_ASSOCIATION_RETAIN = 01401,          /* sf_setAssociatedObject's policy */
+    SF_ASSOCIATION_COPY = 01403,
+} sf_association_policy;
+
+/* objc_setAssociatedObject; NULL `value` removes the key. SF_ERR_INVALID_ARGUMENT for an
+ * unknown policy or an owner being deallocated; a failing copy stores nothing. */
+sf_status sf_setAssociatedObjectWithPolicy(sf_id obj, const void *key, sf_id value, sf_association_policy policy);
+/* The associated object, +1 (the caller releases it): safe against a concurrent reset. */
+sf_id sf_copyAssociatedObject(sf_id obj, const void *key);
+/* objc_removeAssociatedObjects: releases what the associations retained. */
+void sf_removeAssociatedObjects(sf_id obj);
+
+/* Dealloc observers run once, in registration order, before the object's memory goes. */
+typedef void (*sf_dealloc_fn)(sf_id obj, void *context);
+uint64_t sf_object_addDeallocObserver(sf_id obj, sf_dealloc_fn fn, void *context);
+bool sf_object_removeDeallocObserver(sf_id obj, uint64_t token);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

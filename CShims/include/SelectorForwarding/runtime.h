@@ -1,0 +1,135 @@
+/*
+ * SelectorForwarding — selectors, classes, methods, ivars, message lookup and introspection.
+ * Part of the public C API: include <SelectorForwarding.h>.
+ */
+#ifndef SELECTOR_FORWARDING_RUNTIME_H
+#define SELECTOR_FORWARDING_RUNTIME_H
+
+#include "types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Selectors: interned, process-wide, never freed. */
+sf_sel sf_sel_registerName(const char *name);
+const char *sf_sel_getName(sf_sel sel);
+
+/* Classes. A pair is allocated, given ivars and methods, then registered. */
+sf_class_t sf_allocateClassPair(sf_class_t superclass, const char *name);
+void sf_registerClassPair(sf_class_t cls);
+/* Fails with SF_ERR_CLASS_IN_USE while instances or subclasses are alive. */
+sf_status sf_disposeClassPair(sf_class_t cls);
+sf_class_t sf_getClass(const char *name);
+sf_class_t sf_getMetaClass(const char *name);
+const char *sf_class_getName(sf_class_t cls);
+sf_class_t sf_class_getSuperclass(sf_class_t cls);
+bool sf_class_isMetaClass(sf_class_t cls);
+size_t sf_class_getInstanceSize(sf_class_t cls);
+bool sf_class_respondsToSelector(sf_class_t cls, sf_sel sel);
+
+/* Methods. `types` is an Objective-C type encoding such as "q@:qq". */
+sf_status sf_class_addMethod(sf_class_t cls, sf_sel sel, sf_imp imp, const char *types);
+/* Returns the previous implementation, or NULL if the method was added. */
+sf_imp sf_class_replaceMethod(sf_class_t cls, sf_sel sel, sf_imp imp, const char *types);
+sf_method_t sf_class_getInstanceMethod(sf_class_t cls, sf_sel sel);
+/*
+ * The IMP a send of `sel` to an instance would run. The resolver is asked first (as
+ * objc4's class_getMethodImplementation does); when nothing implements the selector the
+ * result is sf_msgForward, never NULL (NULL only for a NULL class or selector).
+ */
+sf_imp sf_class_getMethodImplementation(sf_class_t cls, sf_sel sel);
+/* The same for the object's class (its hook subclass included): object_getMethodImplementation. */
+sf_imp sf_object_getMethodImplementation(sf_id obj, sf_sel sel);
+/* The class method (a method of the metaclass) `sel` of `cls`: class_getClassMethod. */
+sf_method_t sf_class_getClassMethod(sf_class_t cls, sf_sel sel);
+/* The selector named `name` if it is registered, else NULL; registers nothing (sel_lookUpByName). */
+sf_sel sf_sel_lookUpName(const char *name);
+/*
+ * The forwarding IMP (objc4's _objc_msgForward). Cast to the method's type and called as
+ * (self, _cmd, args…) — or installed as a method's IMP — it runs the forwarding path:
+ * forwardingTargetForSelector:, then forwardInvocation:, then doesNotRecognizeSelector:,
+ * with the call's own arguments. The arguments' types come from methodSignatureForSelector:,
+ * else from the receiver's method entry for the selector (one installed with this IMP). With
+ * neither, or when self/_cmd are not an object and a registered selector, the call returns
+ * zero (a memory-returned struct is left untouched) and sf_last_error() is
+ * SF_ERR_FORWARDING; it never crashes. Errors of the path itself are reported the same way.
+ * x86-64 only; elsewhere it always reports SF_ERR_FORWARDING.
+ */
+void sf_msgForward(void);
+sf_sel sf_method_getName(sf_method_t m);
+sf_imp sf_method_getImplementation(sf_method_t m);
+const char *sf_method_getTypeEncoding(sf_method_t m);
+/* On a hooked method the hook stays and wraps `imp`; returns the IMP it wrapped. */
+sf_imp sf_method_setImplementation(sf_method_t m, sf_imp imp);
+/* Refused (sf_last_error() says why) for NULL, different signatures, or a hooked method. */
+void sf_method_exchangeImplementations(sf_method_t a, sf_method_t b);
+
+/* Instance variables, declared before sf_registerClassPair. */
+bool sf_class_addIvar(sf_class_t cls, const char *name, size_t size, uint8_t log2_alignment,
+                      const char *types);
+/* Byte offset of the ivar from the object's start, or -1 when the class has none by that name. */
+ptrdiff_t sf_class_getIvarOffset(sf_class_t cls, const char *name);
+void *sf_object_getIvarPointer(sf_id obj, ptrdiff_t offset);
+
+/* ---- class layout ---- */
+
+/* class_setSuperclass: returns the previous superclass, or NULL with SF_ERR_INCOMPATIBLE_CLASS
+ * while the class or a subclass has instances, for a cycle, a root class, another root
+ * hierarchy, or a superclass whose instances do not fit where the old one's ended
+ * (SF_ERR_INVALID_ARGUMENT for NULL or a metaclass). Caches are flushed. */
+sf_class_t sf_class_setSuperclass(sf_class_t cls, sf_class_t newSuper);
+/* class_createInstance(cls, extraBytes): +1; the extra bytes are zeroed and start at
+ * sf_object_getIndexedIvars, aligned to 16 (or the class's larger ivar alignment). */
+sf_id sf_class_createInstanceWithExtraBytes(sf_class_t cls, size_t extraBytes);
+/* The storage after the object's ivars; NULL for NULL and class objects. */
+void *sf_object_getIndexedIvars(sf_id obj);
+
+/*
+ * Message lookup, like GNUstep's objc_msg_lookup: returns the IMP to cast and call with
+ * (obj, sel, args...). Returns NULL (and records SF_ERR_UNRECOGNIZED_SELECTOR or
+ * SF_ERR_NIL_RECEIVER) when nothing implements the selector; on success the last error is
+ * SF_OK. An IMP the runtime made from a Swift closure (or a hook) that fails returns zero and
+ * records its error (SF_ERR_FORWARDING), so sf_last_error() right after the call says whether
+ * it failed. That error is this call's only: later sends start clean and never report it.
+ */
+sf_imp sf_msg_lookup(sf_id obj, sf_sel sel);
+/* Lookup for a `super` send: starts at `cls` (the superclass of the method's class). */
+sf_imp sf_msg_lookup_super(sf_class_t cls, sf_sel sel);
+/*
+ * A full message send through libffi, with the forwarding path on a miss. `args` holds one
+ * pointer per argument after self and _cmd; `ret` must fit the return type (at least a word
+ * for integer returns).
+ */
+sf_status sf_msg_send(sf_id obj, sf_sel sel, void *ret, void **args);
+
+/* ---- method_invoke ---- */
+
+/* Calls the method's implementation on `receiver` without a lookup; `ret` and `args` as for
+ * sf_msg_send. SF_ERR_INVALID_ARGUMENT when `receiver` is not an instance of the method's
+ * class or a subclass (for a class method: the class or a subclass). */
+sf_status sf_method_invoke(sf_method_t m, sf_id receiver, void *ret, void **args);
+
+/* ---- introspection (class_copyMethodList and friends) ---- */
+
+typedef struct sf_ivar_description {
+    const char *name;
+    const char *types;
+    ptrdiff_t offset;
+    size_t size;
+} sf_ivar_description;
+
+/* The class's own methods (not inherited), `*count` entries; free the array with sf_free. */
+sf_method_t *sf_class_copyMethodList(sf_class_t cls, unsigned int *count);
+/* The class's own ivars; one allocation, strings included: sf_free. */
+sf_ivar_description *sf_class_copyIvarList(sf_class_t cls, unsigned int *count);
+/* Every registered class, `*count` entries: sf_free. */
+sf_class_t *sf_copyClassList(unsigned int *count);
+/* Frees a list returned by an sf_*copy*List function. NULL is ignored. */
+void sf_free(void *list);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

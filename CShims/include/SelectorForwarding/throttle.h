@@ -1,0 +1,67 @@
+/*
+ * SelectorForwarding — throttle rules and manual clocks (MessageThrottle).
+ * Part of the public C API: include <SelectorForwarding.h>.
+ */
+#ifndef SELECTOR_FORWARDING_THROTTLE_H
+#define SELECTOR_FORWARDING_THROTTLE_H
+
+#include "invocations.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- throttle rules (MessageThrottle) ---- */
+
+typedef struct sf_rule *sf_rule_t;
+typedef struct sf_manual_clock *sf_manual_clock_t;
+
+typedef enum sf_throttle_mode {
+    SF_THROTTLE_FIRSTLY = 0,    /* the first call of a window runs at once, the rest are dropped */
+    SF_THROTTLE_LAST = 1,       /* the last call of a window runs when it ends */
+    SF_THROTTLE_DEBOUNCE = 2,   /* the last call runs once the calls pause for the duration */
+    SF_THROTTLE_THROTTLE = 3,   /* leading and/or trailing edge (options), at most once per window */
+    SF_THROTTLE_COOLDOWN = 4,   /* a call runs, then every call is dropped for the duration */
+} sf_throttle_mode;
+
+enum {
+    SF_RULE_LEADING = 1u << 0,          /* SF_THROTTLE_THROTTLE: run the first call of a window */
+    SF_RULE_TRAILING = 1u << 1,         /* SF_THROTTLE_THROTTLE: run the last call at the end */
+    SF_RULE_RETURN_LAST_RESULT = 1u << 2, /* a suppressed call returns the last real result, not 0 */
+};
+
+typedef enum sf_pending_policy { SF_PENDING_CANCEL = 0, SF_PENDING_FLUSH = 1 } sf_pending_policy;
+
+/* A rejected call, lent for the callback only. */
+typedef void (*sf_rule_rejected_fn)(sf_invocation_t inv, void *context);
+
+/* A rule for `sel` on `target`: an object (that object only), a class (its instances) or a
+ * metaclass (class methods). Not applied yet; owned by the caller (+1): sf_rule_release. */
+sf_rule_t sf_rule_create(sf_id target, sf_sel sel, sf_throttle_mode mode, uint64_t duration_ns, uint32_t options);
+/* Runs the rule's timers on `clock` instead of a Dispatch queue (tests). Before sf_rule_apply. */
+sf_status sf_rule_setManualClock(sf_rule_t rule, sf_manual_clock_t clock);
+sf_status sf_rule_setRejectedHandler(sf_rule_t rule, sf_rule_rejected_fn fn, void *context);
+/* Starts limiting. Applying an applied rule, or a second rule for the selector in the same
+ * class hierarchy, is SF_ERR_RULE. */
+sf_status sf_rule_apply(sf_rule_t rule);
+/* Stops limiting; a pending call is run (SF_PENDING_FLUSH) or dropped. Not applied: SF_ERR_RULE. */
+sf_status sf_rule_discard(sf_rule_t rule, sf_pending_policy pending);
+/* Runs the pending call now, if any; *flushed (may be NULL) says whether one ran. */
+sf_status sf_rule_flush(sf_rule_t rule, bool *flushed);
+/* Drops the pending call, if any. */
+sf_status sf_rule_cancel(sf_rule_t rule);
+bool sf_rule_isApplied(sf_rule_t rule);
+/* Drops the caller's handle; an applied rule stays applied until discarded. */
+sf_status sf_rule_release(sf_rule_t rule);
+
+/* A clock that moves only when told: deadlines fire inside sf_manual_clock_advance. */
+sf_manual_clock_t sf_manual_clock_create(uint64_t now_ns);
+sf_status sf_manual_clock_advance(sf_manual_clock_t clock, uint64_t ns);
+uint64_t sf_manual_clock_now(sf_manual_clock_t clock);
+sf_status sf_manual_clock_release(sf_manual_clock_t clock);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,172 @@
+/*
+ * SelectorForwarding — object, class, method, selector and signature layout, and its accessors.
+ * Part of sf_private.h: include that header, which sets visibility and linkage around this one.
+ */
+#ifndef SF_LAYOUT_H
+#define SF_LAYOUT_H
+#ifndef SF_PRIVATE_H
+#error "include sf_private.h"
+#endif
+
+/* ---- selectors ---- */
+
+struct sf_selector {
+    const char *name;
+    uint32_t index;      /* registration order, for diagnostics */
+    uint32_t hash;       /* spread of the pointer, precomputed */
+};
+
+/* ---- signatures: an encoding parsed once and prepared for libffi ---- */
+
+struct sf_signature {
+    ffi_cif cif;
+    ffi_type *return_type;
+    ffi_type **arg_types;   /* nargs entries, self and _cmd first */
+    const char *types;      /* canonical encoding, NUL-terminated */
+    uint64_t key;           /* packed scalar type codes; 0 when not expressible */
+    uint32_t nargs;
+    uint32_t frame_size;    /* bytes of argument storage an invocation needs */
+    void *swift;            /* unretained, immortal Swift description */
+};
+
+/* ---- objects ---- */
+
+enum {
+    SF_OBJ_IMMORTAL = 1u << 0,      /* classes, and objects whose count saturated: no counting */
+    SF_OBJ_HAS_WEAK = 1u << 1,      /* a weak slot points here: clear on dealloc */
+    SF_OBJ_DEALLOCATING = 1u << 2,
+};
+
+/*
+ * One word holds the strong count and the flags (objc4 keeps its count in the isa word): the
+ * count from bit SF_RC_SHIFT up, the flags below. A count reaching 2^47 pins the object
+ * (SF_OBJ_IMMORTAL) instead of wrapping: it then lives for good, as objc4 and Swift do with
+ * a saturated count. The rarely used rest (associations, dealloc observers, per-object hook
+ * state) hangs off `side`, made on first use; weak slots live in the global weak table.
+ */
+#define SF_RC_SHIFT 16
+#define SF_RC_ONE ((uintptr_t)1 << SF_RC_SHIFT)
+#define SF_RC_FLAGS_MASK ((uint32_t)(SF_RC_ONE - 1))
+/* The word of the smallest pinned count: its top bit. */
+#define SF_RC_PIN_BIT ((uintptr_t)1 << 63)
+#define SF_RC_MAX_COUNT ((SF_RC_PIN_BIT >> SF_RC_SHIFT) - 1)
+
+struct sf_object {
+    struct sf_class *_Atomic isa;
+    _Atomic uintptr_t bits;         /* count << SF_RC_SHIFT | flags */
+    void *_Atomic side;             /* Swift side table, created on first use */
+};
+
+#define SF_OBJECT_HEADER_SIZE ((size_t)sizeof(struct sf_object))
+
+/* ---- methods ---- */
+
+struct sf_method {
+    sf_sel sel;
+    _Atomic sf_imp imp;
+    const struct sf_signature *sig;
+    void *owner;                    /* the Swift record that owns a closure IMP, if any */
+};
+
+/* ---- classes ---- */
+
+struct sf_cache_bucket {
+    _Atomic sf_sel sel;
+    sf_method_t _Atomic method;
+};
+
+struct sf_cache {
+    uint32_t mask;                  /* capacity - 1; capacity is a power of two */
+    uint32_t occupied;              /* written under the runtime lock only */
+    struct sf_cache_bucket buckets[];
+};
+
+enum {
+    SF_CLASS_META = 1u << 0,
+    SF_CLASS_REGISTERED = 1u << 1,
+    SF_CLASS_HIDDEN = 1u << 2,      /* a private per-object subclass: reports its superclass */
+};
+
+struct sf_class {
+    struct sf_object header;        /* isa is the metaclass: classes are objects */
+    struct sf_class *superclass;
+    struct sf_cache *_Atomic cache;
+    _Atomic uint32_t cache_seq;     /* odd while a flush is in progress */
+    uint32_t info;
+    const char *name;
+    size_t instance_size;
+    _Atomic intptr_t live_instances;
+    void *swift_class;              /* unretained RuntimeClass */
+};
+
+/* ---- objects, classes and methods (object.c, method_pool.c, dispatch.c) ---- */
+
+/* Retains unless the count already reached zero (a weak load racing with dealloc). */
+bool sf_try_retain(sf_id obj);
+uint32_t sf_object_flags(sf_id obj);
+void sf_object_set_flags(sf_id obj, uint32_t bits);
+void *sf_object_side(sf_id obj);
+/* Installs `side` if none is set; returns the one that is set afterwards. */
+void *sf_object_install_side(sf_id obj, void *side);
+void sf_object_set_isa(sf_id obj, sf_class_t cls);
+/* Bytes usable in the object's allocation (at least its class's instance size). */
+size_t sf_object_allocated_size(sf_id obj);
+void sf_object_init_header(sf_id obj, sf_class_t isa, uint32_t flags);
+/* Tests only: sets the strong count (at most SF_RC_MAX_COUNT) and clears a pin. */
+void sf_object_set_retain_count_for_testing(sf_id obj, uintptr_t count);
+static inline uintptr_t sf_object_max_retain_count(void) { return SF_RC_MAX_COUNT; }
+void sf_class_init(sf_class_t cls, sf_class_t isa, sf_class_t superclass, const char *name,
+                   size_t instance_size, uint32_t info, void *swift_class);
+intptr_t sf_class_live_instances(sf_class_t cls);
+void sf_class_adjust_live_instances(sf_class_t cls, intptr_t delta);
+/* Method entries come from a pool of slabs (method_pool.c), not one malloc each. */
+sf_method_t sf_method_alloc(void);
+void sf_method_free(sf_method_t m);
+/* pthread_atfork: the pool's leaf lock, taken last before fork, released in both processes. */
+void sf_method_pool_atfork_prepare(void);
+void sf_method_pool_atfork_release(void);
+void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signature *sig, void *owner);
+/* Swaps the IMP atomically; returns the previous one. */
+sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp);
+
+/* ---- field accessors for Swift (which cannot read _Atomic fields directly) ---- */
+
+static inline void *sf_class_swift(sf_class_t cls) { return cls->swift_class; }
+static inline sf_class_t sf_class_super(sf_class_t cls) { return cls->superclass; }
+/* class_setSuperclass only: the runtime lock held, no instances in the class's subtree. */
+static inline void sf_class_set_super(sf_class_t cls, sf_class_t s) { cls->superclass = s; }
+static inline uint32_t sf_class_info(sf_class_t cls) { return cls->info; }
+static inline void sf_class_set_info(sf_class_t cls, uint32_t info) { cls->info = info; }
+static inline void sf_class_set_instance_size(sf_class_t cls, size_t size) { cls->instance_size = size; }
+static inline const struct sf_signature *sf_method_sig(sf_method_t m) { return m->sig; }
+static inline sf_sel sf_method_sel(sf_method_t m) { return m->sel; }
+static inline void *sf_method_owner(sf_method_t m) { return m->owner; }
+static inline void sf_method_set_owner(sf_method_t m, void *owner) { m->owner = owner; }
+static inline sf_id sf_class_as_object(sf_class_t cls) { return &cls->header; }
+static inline sf_class_t sf_object_as_class(sf_id obj) { return (sf_class_t)obj; }
+static inline size_t sf_object_header_size(void) { return sizeof(struct sf_object); }
+static inline size_t sf_class_struct_size(void) { return sizeof(struct sf_class); }
+static inline size_t sf_method_struct_size(void) { return sizeof(struct sf_method); }
+
+/* ---- hooks: the state a trampoline reads on every call ---- */
+
+struct sf_hook_slot {
+    _Atomic sf_imp original;        /* the IMP the hook wraps (NULL: look up in the superclass) */
+    void *_Atomic chain;            /* the current immutable hook chain (Swift object) */
+};
+
+static inline sf_imp sf_hook_original(struct sf_hook_slot *s) {
+    return atomic_load_explicit(&s->original, memory_order_acquire);
+}
+static inline void sf_hook_set_original(struct sf_hook_slot *s, sf_imp imp) {
+    atomic_store_explicit(&s->original, imp, memory_order_release);
+}
+static inline void *sf_hook_chain(struct sf_hook_slot *s) {
+    return atomic_load_explicit(&s->chain, memory_order_acquire);
+}
+static inline void *sf_hook_swap_chain(struct sf_hook_slot *s, void *chain) {
+    return atomic_exchange_explicit(&s->chain, chain, memory_order_acq_rel);
+}
+static inline size_t sf_hook_slot_size(void) { return sizeof(struct sf_hook_slot); }
+
+#endif

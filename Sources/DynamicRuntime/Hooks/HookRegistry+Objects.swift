@@ -1,0 +1,183 @@
+import CShims
+
+/// Per-object hooks without a class per object: every instance of a class that has hooks of its
+/// own shares one hidden subclass, whose hooked entries run the receiver's own chain (from its
+/// side table) merged with the class's. See docs/architecture.md.
+extension HookRegistry {
+    /// Adds a hook of `obj`'s own: it runs for this object only, merged with its class's hooks.
+    static func addObjectHook(_ obj: sf_id, _ selector: Selector, _ position: HookPosition, expecting types: String?,
+                              once: Bool = false, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
+        _ = installDeallocHandler
+        let visible = RuntimeClass.from(sf_object_getClass(obj)!)
+        guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
+            throw .hookFailed(.init(className: visible.name, selector: selector.name, expected: "an instance", actual: "a class object (hook the metaclass for class methods)"))
+        }
+        if Forwarding.reserved.contains(selector) {
+            throw .reservedSelector(.init(className: visible.name, selector: selector.name, reason: "it drives forwarding itself; define the method instead of hooking it"))
+        }
+        try visible.checkReserved(selector)
+        let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
+        let hidden = try objectHookClass(of: visible)
+        guard let side = ObjectSideTable.of(obj, create: true) else { preconditionFailure("side tables are created on demand") }
+        return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
+            guard sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) == 0 else {
+                throw .hookFailed(.init(className: visible.name, selector: selector.name, expected: "a live object", actual: "an object being deallocated"))
+            }
+            let isa = sf_object_isa(obj)!
+            guard isa == visible.raw || isa == hidden.raw else {
+                throw .hookFailed(.init(className: visible.name, selector: selector.name, reason: "the object's class changed meanwhile"))
+            }
+            guard let method = hidden.findMethod(selector) else {
+                throw .hookFailed(.init(className: visible.name, selector: selector.name, reason: "instances do not respond to it"))
+            }
+            if let expected, !expected.isCompatible(with: method.signature) {
+                throw .signatureMismatch(.init(className: visible.name, selector: selector.name, expected: method.signature.encoding, actual: expected.encoding))
+            }
+            let hook = try installedHook(hidden, method)
+            let id = nextID
+            nextID += 1
+            let entry = HookChain.Entry(id: id, body: body, once: once ? OnceClaim() : nil)
+            let head = side.hooks
+            let existing = ObjectHookList.chain(head, selector.raw)
+            if existing == nil { hook.objectUsers += 1 }
+            let chain = (existing ?? HookChain()).adding(entry, at: position)
+            side.publishHooks(ObjectHookList.replacing(head, selector.raw, with: chain))
+            side.hookedObject = obj
+            // After the chain: a sender that sees the hidden class finds the object's hooks.
+            if isa != hidden.raw { sf_object_set_isa(obj, hidden.raw) }
+            let token = HookToken(id: id, hook: hook, position: position, side: side)
+            if once { oneShotTokens[id] = token }
+            return token
+        }
+    }
+
+    /// The hidden subclass `visible`'s instances with hooks of their own share, made on first use.
+    private static func objectHookClass(of visible: RuntimeClass) throws(RuntimeError) -> RuntimeClass {
+        if let existing = Runtime.state.lock.withLock({ visible.objectHookClass }) { return existing }
+        let made = try RuntimeClass(unregisteredName: "\(visible.name)#hooked", superclass: visible, hidden: true)
+        made.register()
+        let winner = Runtime.state.lock.withLock { () -> RuntimeClass in
+            if let raced = visible.objectHookClass { return raced }
+            visible.objectHookClass = made
+            return made
+        }
+        if winner !== made { try? made.dispose() }
+        return winner
+    }
+
+    /// Removes hook `id` from the object whose side table is `side`; the object gets its exact
+    /// class back when its last hook goes.
+    static func removeObjectHook(_ side: ObjectSideTable, _ id: UInt64) -> Bool {
+        let (removed, oneShot) = Runtime.state.lock.withLock { () -> (Bool, HookToken?) in
+            let oneShot = oneShotTokens.removeValue(forKey: id)
+            guard let obj = side.hookedObject, let head = side.hooks,
+                  let chain = ObjectHookList.chain(head, containing: id) else { return (false, oneShot) }
+            let rest = chain.removing(id)
+            let newHead = ObjectHookList.replacing(head, chain.selector!, with: rest.isEmpty ? nil : rest)
+            side.publishHooks(newHead)
+            if rest.isEmpty { release(RuntimeClass.from(sf_object_isa(obj)), Selector(raw: chain.selector!)) }
+            if newHead == nil {
+                side.hookedObject = nil
+                sf_object_set_isa(obj, sf_object_getClass(obj))
+            }
+            return (true, oneShot)
+        }
+        withExtendedLifetime(oneShot) {}
+        Runtime.state.collectGarbage()
+        return removed
+    }
+
+    /// Removes `obj`'s own hook `id`.
+    static func removeObjectHook(_ obj: sf_id, _ id: UInt64) -> Bool {
+        guard let side = ObjectSideTable.of(obj, create: false) else { return false }
+        return removeObjectHook(side, id)
+    }
+
+    /// Whether hook `id` is still one of the object's (`side`'s).
+    static func isActive(_ side: ObjectSideTable, _ id: UInt64) -> Bool {
+        Runtime.state.lock.withLock { side.hookedObject != nil && ObjectHookList.chain(side.hooks, containing: id) != nil }
+    }
+
+    /// `obj`'s own hooks on `selector` (every selector when nil), by selector name.
+    static func objectHooks(_ obj: sf_id, _ selector: Selector?) -> [HookDescription] {
+        guard let side = ObjectSideTable.of(obj, create: false) else { return [] }
+        return Runtime.state.lock.withLock {
+            ObjectHookList.chains(side.hooks)
+                .filter { selector == nil || $0.selector == selector!.raw }
+                .map { (Selector(raw: $0.selector!), $0) }
+                .sorted { $0.0.name < $1.0.name }
+                .flatMap { $0.1.descriptions($0.0) }
+        }
+    }
+
+    /// One object fewer has hooks of its own on `selector`: the hidden class's entry goes with
+    /// the last (lock held).
+    private static func release(_ hidden: RuntimeClass, _ selector: Selector) {
+        Runtime.state.lock.assertHeld()
+        guard let hook = hidden.methods[selector]?.hook else { return }
+        hook.objectUsers -= 1
+        if hook.objectUsers == 0 { uninstall(hook) }
+    }
+
+    /// The object is going (its isa is its class again): drop its hooks.
+    static func objectDeallocated(_ obj: sf_id, _ hidden: RuntimeClass) {
+        let dropped = Runtime.state.lock.withLock { () -> [HookToken] in
+            guard let side = ObjectSideTable.of(obj, create: false) else { return [] }
+            let chains = ObjectHookList.chains(side.hooks)
+            for c in chains { release(hidden, Selector(raw: c.selector!)) }
+            let ids = chains.flatMap { $0.listed.map(\.entry.id) }
+            side.publishHooks(nil)
+            side.hookedObject = nil
+            return ids.compactMap { oneShotTokens.removeValue(forKey: $0) }
+        }
+        withExtendedLifetime(dropped) {}
+        Runtime.state.collectGarbage()
+    }
+}
+
+/// An object's own hooks: a short immutable list of chains, one per selector, linked through
+/// `HookChain.next` and replaced whole on every change.
+enum ObjectHookList {
+    /// The chain for `selector` in the list at `head`.
+    @inline(__always)
+    static func chain(_ head: HookChain?, _ selector: sf_sel) -> HookChain? {
+        var node = head
+        while let n = node {
+            if n.selector == selector { return n }
+            node = n.next
+        }
+        return nil
+    }
+
+    /// The receiver's own chain for `selector`, if it has one (in a read section).
+    @inline(__always)
+    static func chain(of receiver: sf_id?, _ selector: sf_sel) -> HookChain? {
+        guard let receiver, let side = sf_object_side(receiver) else { return nil }
+        return chain(Unmanaged<ObjectSideTable>.fromOpaque(side).takeUnretainedValue().hooks, selector)
+    }
+
+    static func chains(_ head: HookChain?) -> [HookChain] {
+        var all: [HookChain] = []
+        var node = head
+        while let n = node {
+            all.append(n)
+            node = n.next
+        }
+        return all
+    }
+
+    static func chain(_ head: HookChain?, containing id: UInt64) -> HookChain? {
+        chains(head).first { $0.contains(id) }
+    }
+
+    /// A new list with `selector`'s chain replaced by `chain` (removed when nil).
+    static func replacing(_ head: HookChain?, _ selector: sf_sel, with chain: HookChain?) -> HookChain? {
+        var rest = chains(head).filter { $0.selector != selector }
+        if let chain { rest.insert(chain, at: 0) }
+        var sel: [sf_sel] = rest.map { $0.selector ?? selector }
+        if chain != nil { sel[0] = selector }
+        var next: HookChain?
+        for (c, s) in zip(rest, sel).reversed() { next = c.linked(s, next) }
+        return next
+    }
+}

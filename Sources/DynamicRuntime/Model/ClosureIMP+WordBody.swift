@@ -1,0 +1,221 @@
+import CShims
+
+// Closure methods whose arguments all travel in integer registers: the typed overloads erase
+// the closure to a `WordBody`; a slot jumps to a `@convention(c)` thunk per register count and
+// return register, which calls it with the registers as they arrived (no argument vector), and
+// typed sends call it directly (`MessageSend.closureWords`).
+
+extension ClosureIMP {
+    /// A throw from the word body: names the method as `run` does (the class read before the
+    /// body ran, which may have freed the receiver), records it for C and returns it.
+    @usableFromInline
+    static func failure(_ error: any Error, receiverClass cls: sf_class_t?, _ sel: UInt64) -> RuntimeError {
+        let e: RuntimeError
+        if let r = error as? RuntimeError {
+            e = r
+        } else {
+            let name = cls.map { String(cString: sf_class_getName($0)) } ?? "nil"
+            let selector = Selector(raw: sf_sel(bitPattern: UInt(sel))!)
+            e = .implementationFailed(.init(className: name, selector: selector.name, underlying: error))
+        }
+        e.record()
+        return e
+    }
+
+    /// The receiver's visible class, read before a body runs (see `Runtime.receiverClass`).
+    @inlinable @inline(__always)
+    static func receiverClass(_ raw: UInt64) -> sf_class_t? {
+        guard let obj = sf_id(bitPattern: UInt(raw)) else { return nil }
+        var cls = sf_object_isa(obj)
+        while let c = cls, sf_class_info(c) & UInt32(SF_CLASS_HIDDEN) != 0 { cls = sf_class_super(c) }
+        return cls
+    }
+}
+
+/// Runs the word body for a call from C: an error goes to the sender as a pending error and
+/// the caller gets zero, as with the generic entry.
+@inline(__always)
+private func callWordBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64,
+                          _ a4: UInt64) -> UInt64 {
+    Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in
+        let cls = ClosureIMP.receiverClass(a0)
+        do {
+            return try box.wordBody(a0, a1, a2, a3, a4, 0)
+        } catch {
+            raiseFailure(error, cls, a1)
+            return 0
+        }
+    }
+}
+
+/// Out of line, so that the thunks keep a small frame.
+@inline(never)
+private func raiseFailure(_ error: any Error, _ cls: sf_class_t?, _ sel: UInt64) {
+    Runtime.raise(ClosureIMP.failure(error, receiverClass: cls, sel))
+}
+
+private typealias W = UInt64
+private typealias C = UnsafeRawPointer?
+
+/// Thunks by register count (2-5: receiver, selector, up to three arguments), for integer,
+/// double and float returns; the slot puts this object in the next integer register.
+nonisolated(unsafe) private let wordThunks: [[UnsafeRawPointer]] = [
+    [
+        unsafeBitCast({ (a0, a1, c) in callWordBody(c!, a0, a1, 0, 0, 0) } as @convention(c) (W, W, C) -> W, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, c) in callWordBody(c!, a0, a1, a2, 0, 0) } as @convention(c) (W, W, W, C) -> W, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, c) in callWordBody(c!, a0, a1, a2, a3, 0) } as @convention(c) (W, W, W, W, C) -> W,
+                      to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in callWordBody(c!, a0, a1, a2, a3, a4) } as @convention(c) (W, W, W, W, W, C) -> W,
+                      to: UnsafeRawPointer.self),
+    ],
+    [
+        unsafeBitCast({ (a0, a1, c) in Double(bitPattern: callWordBody(c!, a0, a1, 0, 0, 0)) } as @convention(c) (W, W, C) -> Double,
+                      to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, c) in Double(bitPattern: callWordBody(c!, a0, a1, a2, 0, 0)) }
+                      as @convention(c) (W, W, W, C) -> Double, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, c) in Double(bitPattern: callWordBody(c!, a0, a1, a2, a3, 0)) }
+                      as @convention(c) (W, W, W, W, C) -> Double, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in Double(bitPattern: callWordBody(c!, a0, a1, a2, a3, a4)) }
+                      as @convention(c) (W, W, W, W, W, C) -> Double, to: UnsafeRawPointer.self),
+    ],
+    [
+        unsafeBitCast({ (a0, a1, c) in Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, 0, 0, 0))) }
+                      as @convention(c) (W, W, C) -> Float, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, c) in Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, 0, 0))) }
+                      as @convention(c) (W, W, W, C) -> Float, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, c) in Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, a3, 0))) }
+                      as @convention(c) (W, W, W, W, C) -> Float, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, a3, a4))) }
+                      as @convention(c) (W, W, W, W, W, C) -> Float, to: UnsafeRawPointer.self),
+    ],
+]
+
+/// The thunk for a signature of `nargs` integer-register arguments (2-5) returning `returns`.
+func wordThunk(nargs: Int, returns: TypeEncoding) -> UnsafeRawPointer {
+    let row = returns == .double ? 1 : returns == .float ? 2 : 0
+    return wordThunks[row][nargs - 2]
+}
+
+// MARK: - Building word bodies (the typed overloads)
+
+extension MessageArgument {
+    /// Reads an argument that arrived in an integer register, refusing a NULL the type cannot
+    /// hold (as `argument(_:_:)` does for the vector).
+    @inlinable @inline(__always)
+    static func fromWord(_ w: UInt64, receiver: UInt64, selector: UInt64, _ index: Int) throws(RuntimeError) -> Self {
+        if !acceptsNull, w == 0 { throw nullWordError(receiver: receiver, selector: selector, index) }
+        return withUnsafeBytes(of: w) { Self(argumentStorage: $0.baseAddress!) }
+    }
+
+    @usableFromInline
+    static func nullWordError(receiver: UInt64, selector: UInt64, _ index: Int) -> RuntimeError {
+        var words = (receiver, selector)
+        return withUnsafeMutableBytes(of: &words) { b in
+            var argv: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) = (b.baseAddress!, b.baseAddress! + 8)
+            return withUnsafeMutablePointer(to: &argv) {
+                $0.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 2) { nullArgumentError($0, index) }
+            }
+        }
+    }
+}
+
+extension MessageReturn {
+    /// The value as its return register holds it: integers widened to 32 bits as C callers
+    /// expect and libffi's closures do (signed char and short sign-extended), a double's or
+    /// float's bits.
+    @inlinable @inline(__always)
+    var returnWord: UInt64 {
+        var w: UInt64 = 0
+        withUnsafeMutableBytes(of: &w) { storeReturn(to: $0.baseAddress!) }
+        switch Self.returnEncoding {
+        case .int8: return UInt64(UInt32(bitPattern: Int32(Int8(truncatingIfNeeded: w))))
+        case .int16: return UInt64(UInt32(bitPattern: Int32(Int16(truncatingIfNeeded: w))))
+        default: return w
+        }
+    }
+}
+
+extension RuntimeClass {
+    @inlinable
+    static func wordBody<R: MessageReturn>(_ body: @escaping (ObjectRef) throws -> R) -> WordBody? {
+        guard R.returnKind != .other else { return nil }
+        return { o, _, _, _, _, _ in try body(ObjectRef(word: o)).returnWord }
+    }
+
+    @inlinable
+    static func wordBody(_ body: @escaping (ObjectRef) throws -> Void) -> WordBody? {
+        { o, _, _, _, _, _ in try body(ObjectRef(word: o)); return 0 }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, R: MessageReturn>(_ body: @escaping (ObjectRef, A) throws -> R) -> WordBody? {
+        guard A.passesInWord, R.returnKind != .other else { return nil }
+        return { o, s, a, _, _, _ in try body(ObjectRef(word: o), A.fromWord(a, receiver: o, selector: s, 2)).returnWord }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument>(_ body: @escaping (ObjectRef, A) throws -> Void) -> WordBody? {
+        guard A.passesInWord else { return nil }
+        return { o, s, a, _, _, _ in try body(ObjectRef(word: o), A.fromWord(a, receiver: o, selector: s, 2)); return 0 }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
+        _ body: @escaping (ObjectRef, A, B) throws -> R) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, R.returnKind != .other else { return nil }
+        return { o, s, a, b, _, _ in
+            try body(ObjectRef(word: o), A.fromWord(a, receiver: o, selector: s, 2), B.fromWord(b, receiver: o, selector: s, 3)).returnWord
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument>(_ body: @escaping (ObjectRef, A, B) throws -> Void) -> WordBody? {
+        guard A.passesInWord, B.passesInWord else { return nil }
+        return { o, s, a, b, _, _ in
+            try body(ObjectRef(word: o), A.fromWord(a, receiver: o, selector: s, 2), B.fromWord(b, receiver: o, selector: s, 3))
+            return 0
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
+        _ body: @escaping (ObjectRef, A, B, C) throws -> R) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, C.passesInWord, R.returnKind != .other else { return nil }
+        return { o, s, a, b, c, _ in
+            try body(ObjectRef(word: o), A.fromWord(a, receiver: o, selector: s, 2), B.fromWord(b, receiver: o, selector: s, 3),
+                     C.fromWord(c, receiver: o, selector: s, 4)).returnWord
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
+        _ body: @escaping (ObjectRef, A, B, C) throws -> Void) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, C.passesInWord else { return nil }
+        return { o, s, a, b, c, _ in
+            try body(ObjectRef(word: o), A.fromWord(a, receiver: o, selector: s, 2), B.fromWord(b, receiver: o, selector: s, 3),
+                     C.fromWord(c, receiver: o, selector: s, 4))
+            return 0
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
+        _ body: @escaping (ObjectRef, A, B, C, D) throws -> R) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, C.passesInWord, D.passesInWord, R.returnKind != .other else { return nil }
+        return { o, s, a, b, c, d in
+            try body(ObjectRef(word: o), A.fromWord(a, receiver: o, selector: s, 2), B.fromWord(b, receiver: o, selector: s, 3),
+                     C.fromWord(c, receiver: o, selector: s, 4), D.fromWord(d, receiver: o, selector: s, 5)).returnWord
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
+        _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, C.passesInWord, D.passesInWord else { return nil }
+        return { o, s, a, b, c, d in
+            try body(ObjectRef(word: o), A.fromWord(a, receiver: o, selector: s, 2), B.fromWord(b, receiver: o, selector: s, 3),
+                     C.fromWord(c, receiver: o, selector: s, 4), D.fromWord(d, receiver: o, selector: s, 5))
+            return 0
+        }
+    }
+}
