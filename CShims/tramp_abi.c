@@ -134,6 +134,13 @@ struct sf_tramp_layout *sf_tramp_layout_create(const ffi_cif *cif) {
                (L->ret_kind == SF_RET_VOID || (L->ret_kind == SF_RET_REGS && L->ret_reg0 == 0 && L->ret_size <= 8));
     for (unsigned i = 0; ints && i < cif->nargs; i++) ints = L->locs[i].size <= 8;
     L->int_only = ints ? gpr : 0;
+    int wide = ints && (L->ret_kind == SF_RET_VOID || (L->ret_size == 8 && L->ret_widen == 0));
+    for (unsigned i = 0; wide && i < cif->nargs; i++) wide = L->locs[i].size == 8;
+    L->int_wide = wide;
+    int regs = stack == 0 && scratch == 0 && gpr >= 2 && gpr <= 5 &&
+               (L->ret_kind == SF_RET_VOID ||
+                (L->ret_kind == SF_RET_REGS && (L->ret_reg0 == 0 || L->ret_reg0 == 2) && L->ret_size <= 8));
+    L->reg_only = regs ? gpr : 0;
     return L;
 unsupported:
     free(L);
@@ -171,23 +178,9 @@ void sf_tramp_frame_return(struct sf_tramp_frame *f, const struct sf_tramp_layou
     memcpy(&f->ret[L->ret_reg1], src + 8, 8);
 }
 
-typedef uint64_t (*int_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
-
 void sf_tramp_call_args(const struct sf_tramp_layout *L, const void *fn, void *ret, void *const *args) {
-    if (L->int_only) {  /* integer registers only: a plain call (extra registers are ignored) */
-        uint64_t r[5] = {0, 0, 0, 0, 0};
-        for (uint32_t i = 0; i < L->nargs; i++) memcpy(&r[i], args[i], L->locs[i].size);
-        uint64_t v = ((int_fn)fn)(r[0], r[1], r[2], r[3], r[4]);
-        if (L->ret_kind == SF_RET_VOID) return;
-        if (L->ret_widen == 1) {
-            int64_t w = L->ret_size == 1 ? (int8_t)v : L->ret_size == 2 ? (int16_t)v : (int32_t)v;
-            memcpy(ret, &w, 8);
-        } else if (L->ret_widen == 2) {
-            uint64_t w = L->ret_size == 1 ? (uint8_t)v : L->ret_size == 2 ? (uint16_t)v : (uint32_t)v;
-            memcpy(ret, &w, 8);
-        } else {
-            memcpy(ret, &v, L->ret_size);
-        }
+    if (L->int_only) {  /* integer registers only: a plain call */
+        sf_tramp_call_ints(L, fn, ret, args);
         return;
     }
     struct sf_tramp_call c;

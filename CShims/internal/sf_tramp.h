@@ -81,6 +81,11 @@ struct sf_tramp_layout {
     uint32_t int_only;      /* 0, or the number of integer registers when every argument is an
                              * integer scalar in a register and the return is one or none:
                              * a register-class thunk can take the call (2-5) */
+    uint32_t int_wide;      /* int_only, every argument 8 bytes, the return 8 bytes or none */
+    uint32_t reg_only;      /* 0, or the number of integer registers (2-5) when every argument
+                             * sits whole in integer and/or SSE registers (no stack, no split
+                             * struct) and the return is none or one eightbyte in %rax or %xmm0:
+                             * a hook's register entry can take the call */
     struct sf_tramp_loc locs[];
 };
 
@@ -116,6 +121,61 @@ void sf_tramp_entry(void);
 void *sf_tramp_frame_args(struct sf_tramp_frame *frame, const struct sf_tramp_layout *layout, void **args);
 /* Frame side: after the body wrote the return storage, moves it to the return registers. */
 void sf_tramp_frame_return(struct sf_tramp_frame *frame, const struct sf_tramp_layout *layout);
+
+/* What a hook's register entry returns: %rax and %xmm0 at once (System V classifies this
+ * struct INTEGER, SSE). */
+struct sf_tramp_ret {
+    uint64_t rax;
+    double xmm0;
+};
+
+/* A register entry's side of a reg_only layout: points args[] into regs (14 words laid out as
+ * struct sf_tramp_frame's) and returns where the return value goes in ret (4 words, zeroed). */
+static inline void *sf_tramp_regs_args(const struct sf_tramp_layout *L, uint64_t *regs, uint64_t *ret, void **args) {
+    for (uint32_t i = 0; i < L->nargs; i++) args[i] = (char *)regs + L->locs[i].offset;
+    ret[0] = ret[1] = ret[2] = ret[3] = 0;
+    return (char *)ret + L->ret_offset;
+}
+
+/* An integer argument of `size` bytes, zero-extended, without a call to memcpy. */
+static inline uint64_t sf_tramp_load_word(const void *p, uint32_t size) {
+    switch (size) {
+    case 1: return *(const uint8_t *)p;
+    case 2: { uint16_t v; __builtin_memcpy(&v, p, 2); return v; }
+    case 4: { uint32_t v; __builtin_memcpy(&v, p, 4); return v; }
+    case 8: { uint64_t v; __builtin_memcpy(&v, p, 8); return v; }
+    default: { uint64_t v = 0; __builtin_memcpy(&v, p, size & 7); return v; }
+    }
+}
+
+typedef uint64_t (*sf_tramp_int_fn)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+
+/* sf_tramp_call_args for an int_only layout: a plain call (extra registers are ignored),
+ * inline so that a hook's call of its original is a load per argument and a call. */
+static inline void sf_tramp_call_ints(const struct sf_tramp_layout *L, const void *fn, void *ret, void *const *args) {
+    if (L->int_wide) {
+        const uint64_t *const *a = (const uint64_t *const *)args;
+        uint32_t n = L->nargs;
+        uint64_t v = ((sf_tramp_int_fn)fn)(*a[0], *a[1], n > 2 ? *a[2] : 0, n > 3 ? *a[3] : 0, n > 4 ? *a[4] : 0);
+        if (L->ret_kind != SF_RET_VOID) __builtin_memcpy(ret, &v, 8);
+        return;
+    }
+    uint64_t r[5] = {0, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < L->nargs && i < 5; i++) r[i] = sf_tramp_load_word(args[i], L->locs[i].size);
+    uint64_t v = ((sf_tramp_int_fn)fn)(r[0], r[1], r[2], r[3], r[4]);
+    if (L->ret_kind == SF_RET_VOID) return;
+    if (L->ret_widen == 1) {
+        int64_t w = L->ret_size == 1 ? (int8_t)v : L->ret_size == 2 ? (int16_t)v : (int32_t)v;
+        __builtin_memcpy(ret, &w, 8);
+    } else if (L->ret_widen == 2) {
+        uint64_t w = L->ret_size == 1 ? (uint8_t)v : L->ret_size == 2 ? (uint16_t)v : (uint32_t)v;
+        __builtin_memcpy(ret, &w, 8);
+    } else if (L->ret_size == 8) {
+        __builtin_memcpy(ret, &v, 8);
+    } else {
+        for (uint32_t i = 0; i < L->ret_size && i < 8; i++) ((unsigned char *)ret)[i] = (unsigned char)(v >> (8 * i));
+    }
+}
 
 /* Calls fn with the arguments args[] point at; the return value lands in ret. */
 void sf_tramp_call_args(const struct sf_tramp_layout *layout, const void *fn, void *ret, void *const *args);

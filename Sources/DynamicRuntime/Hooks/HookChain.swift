@@ -5,6 +5,9 @@ import Synchronization
 /// Per-call bookkeeping, on the trampoline's stack.
 struct HookCallState {
     var insteadIndex = 0
+    /// The class chain's instead-hooks, and those of both chains, counted once per call.
+    var outerInsteadCount = 0
+    var insteadCount = 0
     var proceeded = false
 }
 

@@ -5,13 +5,31 @@ import Synchronization
 /// One call as a hook sees it. Valid only while the hook runs: to keep the call, make an
 /// `Invocation` with `makeInvocation()`.
 public struct HookContext {
-    let hook: MethodHook
-    let chain: HookChain
+    // Unretained: the trampoline keeps the hook, and the read section the chain, for as long
+    // as the call (and so the context) lives. The call path reads them as guaranteed
+    // references, which costs no retain.
+    let hookRef: Unmanaged<MethodHook>
+    let chainRef: Unmanaged<HookChain>
     /// A per-object entry's own chain, merged position by position after the class's `chain`.
-    let inner: HookChain?
+    let innerRef: Unmanaged<HookChain>?
     let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     let returnStorage: UnsafeMutableRawPointer
     let state: UnsafeMutablePointer<HookCallState>
+
+    init(hook: Unmanaged<MethodHook>, chain: Unmanaged<HookChain>, inner: Unmanaged<HookChain>?,
+         arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+         returnStorage: UnsafeMutableRawPointer, state: UnsafeMutablePointer<HookCallState>) {
+        hookRef = hook
+        chainRef = chain
+        innerRef = inner
+        self.arguments = arguments
+        self.returnStorage = returnStorage
+        self.state = state
+    }
+
+    var hook: MethodHook { hookRef.takeUnretainedValue() }
+    var chain: HookChain { chainRef.takeUnretainedValue() }
+    var inner: HookChain? { innerRef?.takeUnretainedValue() }
 
     /// The receiver.
     public var target: ObjectRef { ObjectRef(arguments[0]!.load(as: sf_id?.self)) }
@@ -23,7 +41,7 @@ public struct HookContext {
     public var originalImplementation: IMP { hook.currentOriginal() }
     /// Whether the receiver has instead hooks of its own on this method, which run inside this
     /// class hook's (an engine's instance rule takes precedence over its class rule).
-    package var receiverHasOwnInsteadHooks: Bool { inner.map { !$0.instead.isEmpty } ?? false }
+    package var receiverHasOwnInsteadHooks: Bool { state.pointee.insteadCount > state.pointee.outerInsteadCount }
     /// Whether the original (or the next instead-hook) has run for this call.
     public var didProceed: Bool { state.pointee.proceeded }
 
@@ -70,7 +88,7 @@ public struct HookContext {
     }
 
     func releaseReturnObject() {
-        if hook.signature.returnType == .object, let o = returnStorage.load(as: sf_id?.self) {
+        if hookRef._withUnsafeGuaranteedRef({ $0.returnsObject }), let o = returnStorage.load(as: sf_id?.self) {
             returnStorage.storeBytes(of: nil, as: sf_id?.self)
             sf_release_inline(o)
         }
@@ -79,19 +97,20 @@ public struct HookContext {
     /// Runs the next instead-hook, or the original; the result lands in the return value.
     public func proceed() throws(RuntimeError) {
         // The class's instead hooks first, then the object's own; a claimed one-shot hook is
-        // passed over.
+        // passed over. The chains are read as guaranteed references: no retain per call.
         while true {
             let next = state.pointee.insteadIndex
-            let entry: HookChain.Entry
-            if next < chain.instead.count {
-                entry = chain.instead[next]
-            } else if let inner, next - chain.instead.count < inner.instead.count {
-                entry = inner.instead[next - chain.instead.count]
-            } else {
-                return try invokeOriginal()
+            let outer = state.pointee.outerInsteadCount
+            guard next < state.pointee.insteadCount else { return try invokeOriginal() }
+            state.pointee.insteadIndex = next + 1
+            var failure: RuntimeError?
+            var ran = false
+            let chain = next < outer ? chainRef : innerRef!
+            chain._withUnsafeGuaranteedRef { chain in
+                do throws(RuntimeError) { ran = try chain.instead[next < outer ? next : next - outer].run(self) } catch { failure = error }
             }
-            state.pointee.insteadIndex += 1
-            if try entry.run(self) { return }
+            if let failure { throw failure }
+            if ran { return }
         }
     }
 
@@ -99,7 +118,11 @@ public struct HookContext {
     public func invokeOriginal() throws(RuntimeError) {
         state.pointee.proceeded = true
         releaseReturnObject()
-        try hook.callOriginal(arguments, returnStorage)
+        var failure: RuntimeError?
+        hookRef._withUnsafeGuaranteedRef { hook in
+            do throws(RuntimeError) { try hook.callOriginal(arguments, returnStorage) } catch { failure = error }
+        }
+        if let failure { throw failure }
     }
 
     /// A retained record of this call that can be replayed later, on any thread, after the

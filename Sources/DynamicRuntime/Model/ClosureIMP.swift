@@ -31,7 +31,16 @@ final class ClosureIMP: @unchecked Sendable {
     @usableFromInline let wordBody: WordBody
     @usableFromInline let hasWordBody: Bool
 
-    init(signature: Signature, body: @escaping ClosureBody, wordBody: WordBody? = nil) throws(RuntimeError) {
+    /// A register entry chosen by the caller (a hook's): the slot loads `context` into the
+    /// register `kind` names and jumps to `target`; `body` still serves every other caller.
+    struct RegisterEntry {
+        let kind: Int32
+        let target: UnsafeRawPointer
+        let context: UnsafeRawPointer
+    }
+
+    init(signature: Signature, registerEntry: RegisterEntry? = nil, body: @escaping ClosureBody,
+         wordBody: WordBody? = nil) throws(RuntimeError) {
         self.signature = signature
         self.body = body
         let trampolines = sf_tramp_enabled() != 0
@@ -42,7 +51,11 @@ final class ClosureIMP: @unchecked Sendable {
             let code: UnsafeMutableRawPointer?
             let ints = Int(layout.pointee.int_only)
             let nargs = signature.argumentTypes.count
-            if hasWordBody, (2...5).contains(nargs) {
+            if let registerEntry {
+                self.context = nil
+                code = sf_tramp_alloc_kind(registerEntry.kind, UnsafeMutableRawPointer(mutating: registerEntry.context),
+                                           registerEntry.target)
+            } else if hasWordBody, (2...5).contains(nargs) {
                 // The typed body takes the registers as they are; the context goes in the next one.
                 self.context = nil
                 code = sf_tramp_alloc_kind(Int32(nargs - 1), nil, wordThunk(nargs: nargs, returns: signature.returnType))
@@ -65,7 +78,7 @@ final class ClosureIMP: @unchecked Sendable {
             self.isTrampoline = true
             self.entry = unsafeBitCast(code, to: sf_imp.self)
             let me = Unmanaged.passUnretained(self).toOpaque()
-            if let context { context.pointee.owner = me } else { sf_tramp_set_context(code, me) }
+            if let context { context.pointee.owner = me } else if registerEntry == nil { sf_tramp_set_context(code, me) }
             sf_counter_closures_add(1)
             return
         }
