@@ -13,7 +13,11 @@ enum CRules {
         switch mode {
         case SF_THROTTLE_FIRSTLY: return .firstly
         case SF_THROTTLE_LAST: return .last
-        case SF_THROTTLE_DEBOUNCE: return .debounce
+        case SF_THROTTLE_DEBOUNCE:
+            guard options & UInt32(SF_RULE_LEADING) != 0 else { return .debounce }
+            return .leadingDebounce(trailing: options & UInt32(SF_RULE_TRAILING) != 0)
+        case SF_THROTTLE_SINCE_PERFORMED:
+            return .throttleSincePerformed(latest: options & UInt32(SF_RULE_LATEST) != 0)
         case SF_THROTTLE_COOLDOWN: return .cooldown
         case SF_THROTTLE_THROTTLE:
             let leading = options & UInt32(SF_RULE_LEADING) != 0, trailing = options & UInt32(SF_RULE_TRAILING) != 0
@@ -84,6 +88,7 @@ public func sf_rule_create_impl(_ target: sf_id?, _ sel: sf_sel?, _ mode: sf_thr
             throw .invalidArgument(className: name, selector: s.name, reason: "duration \(durationNs) ns does not fit in 63 bits")
         }
         let known = UInt32(SF_RULE_LEADING) | UInt32(SF_RULE_TRAILING) | UInt32(SF_RULE_RETURN_LAST_RESULT)
+            | UInt32(SF_RULE_LATEST)
         guard options & ~known == 0 else {
             throw .invalidArgument(className: name, selector: s.name, reason: "unknown option bits 0x\(String(options & ~known, radix: 16))")
         }
@@ -173,6 +178,22 @@ public func sf_rule_cancel_impl(_ handle: sf_rule_t?) -> sf_status {
         r.cancel()
         return ok()
     }
+}
+
+/// The C function `sf_rule_cancelPending` of SelectorForwarding.h.
+@_cdecl("sf_rule_cancelPending")
+@_spi(CAPI) public func sf_rule_cancelPending_impl(_ handle: sf_rule_t?) -> sf_status {
+    rule(handle) { r in
+        guard r.isApplied else { return notApplied(r, "cancel the pending call of") }
+        r.cancelPending()
+        return ok()
+    }
+}
+
+/// The C function `sf_rule_isPending` of SelectorForwarding.h.
+@_cdecl("sf_rule_isPending")
+@_spi(CAPI) public func sf_rule_isPending_impl(_ handle: sf_rule_t?) -> Bool {
+    (try? CRules.rules.lookup(handle))?.isPending ?? false
 }
 
 /// The C function `sf_rule_isApplied` of SelectorForwarding.h.

@@ -276,6 +276,30 @@ int fx_capi_rules(const char *name) {
     CHECK(sf_manual_clock_advance(clock, 100) == SF_OK && ticks == 8);
     CHECK(sf_rule_discard(thr, SF_PENDING_CANCEL) == SF_OK && sf_rule_release(thr) == SF_OK);
 
+    /* Debounce with a leading edge (lodash {leading: true}): at once, then after the pause. */
+    sf_rule_t lead = sf_rule_create(obj, SEL("tick"), SF_THROTTLE_DEBOUNCE, 100, SF_RULE_LEADING | SF_RULE_TRAILING);
+    CHECK(sf_rule_setManualClock(lead, clock) == SF_OK && !sf_rule_isPending(lead));
+    CHECK(sf_rule_cancelPending(lead) == SF_ERR_RULE && contains(sf_last_error_message(), "not applied"));
+    CHECK(sf_rule_apply(lead) == SF_OK && !sf_rule_isPending(lead));
+    for (int i = 0; i < 3; i++) CHECK(sf_msg_send(obj, SEL("tick"), NULL, NULL) == SF_OK);
+    CHECK(ticks == 9 && sf_rule_isPending(lead));
+    CHECK(sf_manual_clock_advance(clock, 100) == SF_OK && ticks == 10 && !sf_rule_isPending(lead));
+    CHECK(sf_msg_send(obj, SEL("tick"), NULL, NULL) == SF_OK && ticks == 11 && sf_rule_isPending(lead));
+    CHECK(sf_rule_cancelPending(lead) == SF_OK && sf_rule_isPending(lead));  /* the window goes on */
+    CHECK(sf_manual_clock_advance(clock, 100) == SF_OK && ticks == 11 && !sf_rule_isPending(lead));
+    CHECK(sf_rule_discard(lead, SF_PENDING_CANCEL) == SF_OK && sf_rule_release(lead) == SF_OK);
+
+    /* The window measured from the last run, keeping the latest call. */
+    sf_rule_t since = sf_rule_create(obj, SEL("tick"), SF_THROTTLE_SINCE_PERFORMED, 100, SF_RULE_LATEST);
+    CHECK(sf_rule_setManualClock(since, clock) == SF_OK && sf_rule_apply(since) == SF_OK);
+    CHECK(sf_msg_send(obj, SEL("tick"), NULL, NULL) == SF_OK && ticks == 12);
+    CHECK(sf_manual_clock_advance(clock, 50) == SF_OK);
+    for (int i = 0; i < 2; i++) CHECK(sf_msg_send(obj, SEL("tick"), NULL, NULL) == SF_OK);
+    CHECK(ticks == 12 && sf_rule_isPending(since));
+    CHECK(sf_manual_clock_advance(clock, 50) == SF_OK && ticks == 13);
+    CHECK(sf_rule_discard(since, SF_PENDING_CANCEL) == SF_OK && sf_rule_release(since) == SF_OK);
+    CHECK(!sf_rule_isPending(NULL) && sf_rule_cancelPending(NULL) == SF_ERR_INVALID_ARGUMENT);
+
     CHECK(sf_manual_clock_release(clock) == SF_OK && sf_manual_clock_release(clock) == SF_ERR_INVALID_ARGUMENT);
     CHECK(sf_manual_clock_advance(clock, 1) == SF_ERR_INVALID_ARGUMENT);
     sf_release(obj);

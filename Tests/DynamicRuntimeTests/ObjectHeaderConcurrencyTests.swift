@@ -28,7 +28,10 @@ final class ObjectHeaderConcurrencyTests: XCTestCase {
         let cls = try RuntimeClass(name: uniqueName(name))
         let before = Runtime.liveObjectCount
         let count = 200
-        nonisolated(unsafe) var objects: [Object?] = try (0..<count).map { _ in try cls.createInstance() }
+        // Owning handles in separate slots: each thread of the last step empties its own.
+        nonisolated(unsafe) let objects = UnsafeMutableBufferPointer<Object?>.allocate(capacity: count)
+        defer { objects.deallocate() }
+        for i in 0..<count { (objects.baseAddress! + i).initialize(to: try cls.createInstance()) }
         nonisolated(unsafe) let raws = objects.map { $0!.raw }
         nonisolated(unsafe) var weaks: [WeakReference?] = Array(repeating: nil, count: count)
         let key = AssociationKey("header.concurrent")

@@ -22,12 +22,20 @@ typedef enum sf_throttle_mode {
     SF_THROTTLE_DEBOUNCE = 2,   /* the last call runs once the calls pause for the duration */
     SF_THROTTLE_THROTTLE = 3,   /* leading and/or trailing edge (options), at most once per window */
     SF_THROTTLE_COOLDOWN = 4,   /* a call runs, then every call is dropped for the duration */
+    SF_THROTTLE_SINCE_PERFORMED = 5, /* at most one run per duration, measured from the last run; a
+                                      * call inside runs at the window's end (SF_RULE_LATEST: the
+                                      * latest such call, else the first) */
 } sf_throttle_mode;
 
 enum {
-    SF_RULE_LEADING = 1u << 0,          /* SF_THROTTLE_THROTTLE: run the first call of a window */
-    SF_RULE_TRAILING = 1u << 1,         /* SF_THROTTLE_THROTTLE: run the last call at the end */
+    SF_RULE_LEADING = 1u << 0,          /* SF_THROTTLE_THROTTLE: run the first call of a window;
+                                         * SF_THROTTLE_DEBOUNCE: run the first call after a pause at
+                                         * once (alone: nothing more until the calls pause) */
+    SF_RULE_TRAILING = 1u << 1,         /* SF_THROTTLE_THROTTLE: run the last call at the end;
+                                         * SF_THROTTLE_DEBOUNCE with SF_RULE_LEADING: also the last
+                                         * call, once the calls pause */
     SF_RULE_RETURN_LAST_RESULT = 1u << 2, /* a suppressed call returns the last real result, not 0 */
+    SF_RULE_LATEST = 1u << 3,           /* SF_THROTTLE_SINCE_PERFORMED: keep the latest call */
 };
 
 typedef enum sf_pending_policy { SF_PENDING_CANCEL = 0, SF_PENDING_FLUSH = 1 } sf_pending_policy;
@@ -50,6 +58,12 @@ sf_status sf_rule_discard(sf_rule_t rule, sf_pending_policy pending);
 sf_status sf_rule_flush(sf_rule_t rule, bool *flushed);
 /* Drops the pending call, if any. */
 sf_status sf_rule_cancel(sf_rule_t rule);
+/* Drops the pending call, if any, but keeps the window and any cooldown going. Not applied:
+ * SF_ERR_RULE. */
+sf_status sf_rule_cancelPending(sf_rule_t rule);
+/* Whether the rule has a window open now (lodash's pending()): a call is pending, or the
+ * window of a call run at once, or a cooldown, has not ended. False when not applied. */
+bool sf_rule_isPending(sf_rule_t rule);
 bool sf_rule_isApplied(sf_rule_t rule);
 /* Drops the caller's handle; an applied rule stays applied until discarded. */
 sf_status sf_rule_release(sf_rule_t rule);

@@ -31,8 +31,7 @@ import CShims
 @_spi(CAPI) public func sf_call_getArgument_impl(_ call: sf_call_t?, _ index: Int, _ value: UnsafeMutableRawPointer?, _ size: Int) -> sf_status {
     capiStatus { () throws(RuntimeError) in
         let c = try CCall.find(call).pointee
-        let value = try CAPIValues.nonNull(value, "value", className: c.className, selector: c.selector.name)
-        let i = try CAPIValues.argumentSlot(c.signature, index, size, className: c.className, selector: c.selector.name)
+        let (value, i) = try CAPIValues.argument(value, c.signature, index, size, className: c.className, selector: c.selector.name)
         value.copyMemory(from: c.arguments[i]!, byteCount: size)
     }
 }
@@ -42,8 +41,7 @@ import CShims
 @_spi(CAPI) public func sf_call_setArgument_impl(_ call: sf_call_t?, _ index: Int, _ value: UnsafeRawPointer?, _ size: Int) -> sf_status {
     capiStatus { () throws(RuntimeError) in
         let c = try CCall.find(call).pointee
-        let value = try CAPIValues.nonNull(value, "value", className: c.className, selector: c.selector.name)
-        let i = try CAPIValues.argumentSlot(c.signature, index, size, className: c.className, selector: c.selector.name)
+        let (value, i) = try CAPIValues.argument(value, c.signature, index, size, className: c.className, selector: c.selector.name)
         c.arguments[i]!.copyMemory(from: value, byteCount: size)
     }
 }
@@ -53,9 +51,7 @@ import CShims
 @_spi(CAPI) public func sf_call_getReturnValue_impl(_ call: sf_call_t?, _ value: UnsafeMutableRawPointer?, _ size: Int) -> sf_status {
     capiStatus { () throws(RuntimeError) in
         let c = try CCall.find(call).pointee
-        try CAPIValues.checkReturn(c.signature, size, className: c.className, selector: c.selector.name)
-        guard size > 0 else { return }
-        let value = try CAPIValues.nonNull(value, "value", className: c.className, selector: c.selector.name)
+        guard let value = try CAPIValues.returnBuffer(value, c.signature, size, className: c.className, selector: c.selector.name) else { return }
         value.copyMemory(from: c.returnStorage, byteCount: size)
     }
 }
@@ -65,9 +61,7 @@ import CShims
 @_spi(CAPI) public func sf_call_setReturnValue_impl(_ call: sf_call_t?, _ value: UnsafeRawPointer?, _ size: Int) -> sf_status {
     capiStatus { () throws(RuntimeError) in
         let c = try CCall.find(call).pointee
-        try CAPIValues.checkReturn(c.signature, size, className: c.className, selector: c.selector.name)
-        guard size > 0 else { return }
-        let value = try CAPIValues.nonNull(value, "value", className: c.className, selector: c.selector.name)
+        guard let value = try CAPIValues.returnBuffer(value, c.signature, size, className: c.className, selector: c.selector.name) else { return }
         // Object returns are +1: the storage owns what it holds.
         let isObject = c.signature.returnType == .object
         let old = isObject ? c.returnStorage.load(as: sf_id?.self) : nil

@@ -97,8 +97,7 @@ package enum CInvocations {
 @_cdecl("sf_invocation_getArgument")
 @_spi(CAPI) public func sf_invocation_getArgument_impl(_ inv: sf_invocation_t?, _ index: Int, _ value: UnsafeMutableRawPointer?, _ size: Int) -> sf_status {
     CInvocations.status(inv) { i throws(RuntimeError) in
-        let value = try CAPIValues.nonNull(value, "value", className: i.className, selector: i.selector.name)
-        let slot = try CAPIValues.argumentSlot(i.signature, index, size, className: i.className, selector: i.selector.name)
+        let (value, slot) = try CAPIValues.argument(value, i.signature, index, size, className: i.className, selector: i.selector.name)
         value.copyMemory(from: i.storage.argumentPointer(slot), byteCount: size)
     }
 }
@@ -107,8 +106,7 @@ package enum CInvocations {
 @_cdecl("sf_invocation_setArgument")
 @_spi(CAPI) public func sf_invocation_setArgument_impl(_ inv: sf_invocation_t?, _ index: Int, _ value: UnsafeRawPointer?, _ size: Int) -> sf_status {
     CInvocations.status(inv) { i throws(RuntimeError) in
-        let value = try CAPIValues.nonNull(value, "value", className: i.className, selector: i.selector.name)
-        let slot = try CAPIValues.argumentSlot(i.signature, index, size, className: i.className, selector: i.selector.name)
+        let (value, slot) = try CAPIValues.argument(value, i.signature, index, size, className: i.className, selector: i.selector.name)
         i.storage.setArgument(slot, type: i.signature.argumentTypes[slot]) { $0.copyMemory(from: value, byteCount: size) }
     }
 }
@@ -117,9 +115,7 @@ package enum CInvocations {
 @_cdecl("sf_invocation_getReturnValue")
 @_spi(CAPI) public func sf_invocation_getReturnValue_impl(_ inv: sf_invocation_t?, _ value: UnsafeMutableRawPointer?, _ size: Int) -> sf_status {
     CInvocations.status(inv) { i throws(RuntimeError) in
-        try CAPIValues.checkReturn(i.signature, size, className: i.className, selector: i.selector.name)
-        guard size > 0 else { return }
-        let value = try CAPIValues.nonNull(value, "value", className: i.className, selector: i.selector.name)
+        guard let value = try CAPIValues.returnBuffer(value, i.signature, size, className: i.className, selector: i.selector.name) else { return }
         value.copyMemory(from: i.storage.returnPointer, byteCount: size)
     }
 }
@@ -128,9 +124,7 @@ package enum CInvocations {
 @_cdecl("sf_invocation_setReturnValue")
 @_spi(CAPI) public func sf_invocation_setReturnValue_impl(_ inv: sf_invocation_t?, _ value: UnsafeRawPointer?, _ size: Int) -> sf_status {
     CInvocations.status(inv) { i throws(RuntimeError) in
-        try CAPIValues.checkReturn(i.signature, size, className: i.className, selector: i.selector.name)
-        guard size > 0 else { return }
-        let value = try CAPIValues.nonNull(value, "value", className: i.className, selector: i.selector.name)
+        guard let value = try CAPIValues.returnBuffer(value, i.signature, size, className: i.className, selector: i.selector.name) else { return }
         i.storage.clearReturn()
         i.storage.returnPointer.copyMemory(from: value, byteCount: size)
         if i.signature.returnType == .object, let o = i.storage.returnPointer.load(as: sf_id?.self) {

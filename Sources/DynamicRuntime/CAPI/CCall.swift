@@ -95,6 +95,22 @@ enum CAPIValues {
         }
     }
 
+    /// Checks an argument's transfer: the caller's buffer `value`, `index` and `size`; returns
+    /// the buffer and the storage index.
+    static func argument<P>(_ value: P?, _ sig: Signature, _ index: Int, _ size: Int, className: String,
+                            selector: String) throws(RuntimeError) -> (P, Int) {
+        let value = try nonNull(value, "value", className: className, selector: selector)
+        return (value, try argumentSlot(sig, index, size, className: className, selector: selector))
+    }
+
+    /// Checks a return value's transfer; nil when there is nothing to copy (`size` 0, a void return).
+    static func returnBuffer<P>(_ value: P?, _ sig: Signature, _ size: Int, className: String,
+                                selector: String) throws(RuntimeError) -> P? {
+        try checkReturn(sig, size, className: className, selector: selector)
+        guard size > 0 else { return nil }
+        return try nonNull(value, "value", className: className, selector: selector)
+    }
+
     static func nonNull<T>(_ p: T?, _ what: String, className: String = "-", selector: String = "-") throws(RuntimeError) -> T {
         guard let p else { throw .invalidArgument(className: className, selector: selector, reason: "\(what) is NULL") }
         return p

@@ -74,8 +74,9 @@ final class AppliedRule: @unchecked Sendable {
 
     /// The hook body: decide, then perform now, drop, or keep the call for later.
     func handle(_ ctx: HookContext) throws {
-        if PerformingCall.isActive(ctx.target, ctx.selector) {
-            // An instance rule (or our own replay) is performing this call: let it through.
+        if PerformingCall.isActive(ctx.target, ctx.selector, decidedFor: self) {
+            // An instance rule, a nearer level's rule that performs or replays this call, or
+            // our own replay: it was decided for us already.
             try ctx.proceed()
             return
         }
@@ -151,7 +152,7 @@ final class AppliedRule: @unchecked Sendable {
     }
 
     private func perform(_ ctx: HookContext) throws {
-        try PerformingCall.with(ctx.target, ctx.selector) { try ctx.proceed() }
+        try PerformingCall.with(ctx.target, ctx.selector, by: self) { try ctx.proceed() }
         if rule.keepsLastResult {
             let value = ctx.returnValue
             shared.withLock { $0.lastResult = value }
@@ -163,7 +164,7 @@ final class AppliedRule: @unchecked Sendable {
         // A record captured from a dying receiver's dealloc observer holds nil: dropped.
         guard !invocation.target.isNil else { return }
         do {
-            try PerformingCall.with(invocation.target, invocation.selector) { try invocation.invoke() }
+            try PerformingCall.with(invocation.target, invocation.selector, by: self) { try invocation.invoke() }
             if rule.keepsLastResult {
                 let value = invocation.returnValue
                 shared.withLock { $0.lastResult = value }

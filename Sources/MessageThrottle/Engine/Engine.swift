@@ -2,7 +2,8 @@ import Dispatch
 import DynamicRuntime
 
 /// Applies and discards rules. Thread-safe; one rule per selector per class hierarchy across
-/// all engines, as in MessageThrottle. An instance rule takes precedence over a class rule
+/// all engines, as in MessageThrottle, unless the engines involved opt in to rules on every
+/// level (``allowsRulesOnEveryLevel``). An instance rule takes precedence over a class rule
 /// for its instance.
 public final class Engine: @unchecked Sendable {
     /// The shared engine.
@@ -19,6 +20,20 @@ public final class Engine: @unchecked Sendable {
     }
 
     private let local = Locked(Rules())
+    private let everyLevel = Locked(false)
+
+    /// Whether this engine's class rules for a selector may sit on a class and on its
+    /// superclasses or subclasses at once (default false: refused, as MessageThrottle does).
+    ///
+    /// Each level then limits its own calls: a message to an instance of the subclass passes
+    /// the subclass's rule first and, when it reaches the superclass's implementation (the
+    /// inherited method, or a `super` send from the override), the superclass's rule too, each
+    /// with its own window. Both rules must belong to engines that allow it; two rules on the
+    /// same class are still refused. Set it before applying rules.
+    public var allowsRulesOnEveryLevel: Bool {
+        get { everyLevel.withLock { $0 } }
+        set { everyLevel.withLock { $0 = newValue } }
+    }
 
     /// All rules applied anywhere, for the one-rule-per-hierarchy check. Applying and
     /// discarding hold it throughout (taken before a rule's or an engine's own lock).
@@ -37,10 +52,10 @@ public final class Engine: @unchecked Sendable {
     public func rule(for receiver: some MessageReceiver, selector: Selector) -> Rule? {
         guard let all = local.withLock({ $0.bySelector[selector] }) else { return nil }
         if let cls = receiver as? RuntimeClass {
-            return all.first { r in
+            return all.filter { r in
                 if case let .classMethods(c) = r.target { return cls.instanceClass.isSubclass(of: c) }
                 return false
-            }
+            }.max { a, b in Engine.depth(a) < Engine.depth(b) }
         }
         let raw = receiver.receiver.raw.map(UnsafeMutableRawPointer.init)
         if let instance = all.first(where: { r in
@@ -48,10 +63,26 @@ public final class Engine: @unchecked Sendable {
             return false
         }) { return instance }
         guard let cls = receiver.runtimeClass else { return nil }
-        return all.first { r in
+        // With rules on every level, the nearest class's rule is the one a send meets first.
+        return all.filter { r in
             if case let .instances(c) = r.target { return cls.isSubclass(of: c) }
             return false
+        }.max { a, b in Engine.depth(a) < Engine.depth(b) }
+    }
+
+    /// How far below its root a class rule's class is (0 for other targets).
+    private static func depth(_ rule: Rule) -> Int {
+        var cls: RuntimeClass?
+        switch rule.target {
+        case let .instances(c), let .classMethods(c): cls = c
+        case .instance: return 0
         }
+        var n = 0
+        while let c = cls?.superclass {
+            n += 1
+            cls = c
+        }
+        return n
     }
 
     /// Whether some engine has an instance rule for `selector` on `receiver`.
@@ -80,7 +111,10 @@ public final class Engine: @unchecked Sendable {
             guard rule.applied == nil, registry[ObjectIdentifier(rule)] == nil else {
                 throw .alreadyApplied(selector: rule.selector.name, target: rule.target.description)
             }
-            if let conflict = registry.values.first(where: { Engine.conflicts($0, rule) }) {
+            let everyLevel = allowsRulesOnEveryLevel
+            if let conflict = registry.values.first(where: { existing in
+                Engine.conflicts(existing, rule, everyLevel: everyLevel && existing.applied?.engine.allowsRulesOnEveryLevel == true)
+            }) {
                 throw .conflictingRule(selector: rule.selector.name, target: rule.target.description,
                                        existingOn: conflict.target.description)
             }
@@ -154,13 +188,15 @@ public final class Engine: @unchecked Sendable {
         for r in rules { discard(r, pending: pending) }
     }
 
-    /// One rule per selector per class hierarchy; instance rules only clash on one object.
-    static func conflicts(_ a: Rule, _ b: Rule) -> Bool {
+    /// One rule per selector per class hierarchy (per class when `everyLevel`); instance rules
+    /// only clash on one object.
+    static func conflicts(_ a: Rule, _ b: Rule, everyLevel: Bool = false) -> Bool {
         guard a.selector == b.selector else { return false }
         switch (a.target, b.target) {
         case let (.instance(_, x, _), .instance(_, y, _)):
             return x == y
         case let (.instances(x), .instances(y)), let (.classMethods(x), .classMethods(y)):
+            if everyLevel { return x === y }
             return x.isSubclass(of: y) || y.isSubclass(of: x)
         default:
             return false

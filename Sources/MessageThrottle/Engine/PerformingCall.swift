@@ -1,8 +1,10 @@
 import DynamicRuntime
 import Glibc
 
-/// The (object, selector) a rule is performing on this thread. A class rule's hook passes
-/// such a call straight through, so an instance rule takes precedence over a class rule.
+/// The (object, selector) a rule is performing on this thread, and which rule. Another rule's
+/// hook that meets such a call lets it through when the performing rule decided for it: an
+/// instance rule takes precedence over a class rule, and with rules on every level a replay
+/// re-sent from the top passes the levels nearer the receiver, which it passed already.
 enum PerformingCall {
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
@@ -13,28 +15,53 @@ enum PerformingCall {
     struct Marker {
         let object: UnsafeMutableRawPointer?
         let selector: Selector
+        /// The performing rule, unretained: it is alive while it performs.
+        let performer: Unmanaged<AppliedRule>
         let previous: UnsafeMutableRawPointer?
     }
 
-    /// Whether `object`'s `selector` is being performed by a rule on this thread.
-    static func isActive(_ object: ObjectRef, _ selector: Selector) -> Bool {
+    /// Whether a rule performing `object`'s `selector` on this thread decided for `rule`.
+    static func isActive(_ object: ObjectRef, _ selector: Selector, decidedFor rule: AppliedRule) -> Bool {
         guard let top = pthread_getspecific(key) else { return false }
         var m: UnsafeMutableRawPointer? = top
         while let p = m {
             let marker = p.assumingMemoryBound(to: Marker.self).pointee
-            if marker.selector == selector, marker.object == object.raw.map(UnsafeMutableRawPointer.init) { return true }
+            if marker.selector == selector, marker.object == object.raw.map(UnsafeMutableRawPointer.init),
+               decides(marker.performer.takeUnretainedValue(), for: rule) {
+                return true
+            }
             m = marker.previous
         }
         return false
     }
 
-    /// Runs `body` marked as a rule's own performance of `object`'s `selector`.
-    static func with<T>(_ object: ObjectRef, _ selector: Selector, _ body: () throws -> T) rethrows -> T {
-        var marker = Marker(object: object.raw.map(UnsafeMutableRawPointer.init), selector: selector, previous: pthread_getspecific(key))
+    /// Runs `body` marked as `performer`'s own performance of `object`'s `selector`.
+    static func with<T>(_ object: ObjectRef, _ selector: Selector, by performer: AppliedRule,
+                        _ body: () throws -> T) rethrows -> T {
+        var marker = Marker(object: object.raw.map(UnsafeMutableRawPointer.init), selector: selector,
+                            performer: Unmanaged.passUnretained(performer), previous: pthread_getspecific(key))
         return try withUnsafeMutablePointer(to: &marker) { p in
             pthread_setspecific(key, p)
             defer { pthread_setspecific(key, p.pointee.previous) }
             return try body()
+        }
+    }
+
+    /// A rule decides for itself, an instance rule for a class rule and the other way round
+    /// (their hooks merge position by position), and a class rule for the rules of its
+    /// superclasses' levels only when it is theirs to pass: a rule on a subclass's level lets
+    /// through what a superclass's rule performs (the call passed it on the way down), while a
+    /// superclass's rule still limits what the subclass's rule performs.
+    private static func decides(_ performer: AppliedRule, for rule: AppliedRule) -> Bool {
+        if performer === rule { return true }
+        guard let mine = classLevel(rule.rule.target), let theirs = classLevel(performer.rule.target) else { return true }
+        return mine !== theirs && mine.isSubclass(of: theirs)
+    }
+
+    private static func classLevel(_ target: RuleTarget) -> RuntimeClass? {
+        switch target {
+        case let .instances(c), let .classMethods(c): c
+        case .instance: nil
         }
     }
 }

@@ -45,22 +45,22 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
     /// its own), so concurrent edits and applies cannot leave rule and limiter disagreeing.
     public var duration: Duration {
         get { settings.withLock { $0.duration } }
-        set {
-            settings.withLock {
-                $0.duration = newValue
-                $0.applied?.limiter.duration = newValue
-            }
-        }
+        set { update(\.duration, \.duration, to: newValue) }
     }
 
     /// How messages are thinned out.
     public var mode: ThrottleMode {
         get { settings.withLock { $0.mode } }
-        set {
-            settings.withLock {
-                $0.mode = newValue
-                $0.applied?.limiter.mode = newValue
-            }
+        set { update(\.mode, \.mode, to: newValue) }
+    }
+
+    /// Writes a setting and, when applied, the limiter's copy, under the rule's lock.
+    private func update<Value>(_ setting: WritableKeyPath<Settings, Value>,
+                               _ limiterSetting: ReferenceWritableKeyPath<Limiter<Invocation>, Value>,
+                               to value: Value) {
+        settings.withLock {
+            $0[keyPath: setting] = value
+            $0.applied?.limiter[keyPath: limiterSetting] = value
         }
     }
 

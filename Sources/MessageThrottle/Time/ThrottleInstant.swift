@@ -5,7 +5,7 @@
 /// a ``Limiter`` only ever compares instants read from its executor's clock.
 /// Arithmetic saturates instead of trapping, so "infinitely far" durations
 /// (e.g. `.seconds(Int64.max)`) are safe.
-public struct ThrottleInstant: Comparable, Hashable, Sendable, CustomStringConvertible {
+public struct ThrottleInstant: InstantProtocol, Sendable, CustomStringConvertible {
     /// Nanoseconds since the clock's origin.
     public var nanoseconds: Int64
 
@@ -51,6 +51,11 @@ public struct ThrottleInstant: Comparable, Hashable, Sendable, CustomStringConve
     /// The signed time from `self` to `other`.
     public func duration(to other: ThrottleInstant) -> Duration {
         other - self
+    }
+
+    /// The instant `duration` later (saturating); what `Clock` code calls.
+    public func advanced(by duration: Duration) -> ThrottleInstant {
+        self + duration
     }
 
     /// A human-readable form, in milliseconds since the origin.

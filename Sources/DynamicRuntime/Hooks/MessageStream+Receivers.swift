@@ -1,0 +1,42 @@
+extension ObjectRef {
+    /// The calls of `selector` on this object only, before or after the original runs, as an
+    /// `AsyncSequence` (see ``MessageStream`` for back-pressure and cancellation). Other
+    /// instances of its class are untouched.
+    ///
+    /// - Throws: `hookFailed` (nil, or no such method), `reservedSelector`.
+    public func messages(_ selector: Selector, _ timing: MessageStream.Timing = .beforeOriginal,
+                         bufferingPolicy: MessageStream.BufferingPolicy = .unbounded) throws(RuntimeError) -> MessageStream {
+        try MessageStream.make(timing, bufferingPolicy) { body throws(RuntimeError) in
+            try hook(selector, timing == .beforeOriginal ? .before : .after, body)
+        }
+    }
+
+    /// This object's deallocation, as an `AsyncSequence` of at most one element.
+    public var deallocation: DeallocationStream { DeallocationStream.make(self) }
+}
+
+extension Object {
+    /// The calls of `selector` on this object only; see ``ObjectRef/messages(_:_:bufferingPolicy:)``.
+    public func messages(_ selector: Selector, _ timing: MessageStream.Timing = .beforeOriginal,
+                         bufferingPolicy: MessageStream.BufferingPolicy = .unbounded) throws(RuntimeError) -> MessageStream {
+        try ref.messages(selector, timing, bufferingPolicy: bufferingPolicy)
+    }
+
+    /// This object's deallocation; see ``ObjectRef/deallocation``. The stream does not keep
+    /// the object alive.
+    public var deallocation: DeallocationStream { ref.deallocation }
+}
+
+extension RuntimeClass {
+    /// The calls of `selector` on every instance of this class and its subclasses (for a
+    /// metaclass: the class method), before or after the original runs, as an
+    /// `AsyncSequence` (see ``MessageStream`` for back-pressure and cancellation).
+    ///
+    /// - Throws: `hookFailed` (no such method), `reservedSelector`.
+    public func messages(_ selector: Selector, _ timing: MessageStream.Timing = .beforeOriginal,
+                         bufferingPolicy: MessageStream.BufferingPolicy = .unbounded) throws(RuntimeError) -> MessageStream {
+        try MessageStream.make(timing, bufferingPolicy) { body throws(RuntimeError) in
+            try hook(selector, timing == .beforeOriginal ? .before : .after, body)
+        }
+    }
+}

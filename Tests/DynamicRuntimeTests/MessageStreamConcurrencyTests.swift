@@ -1,0 +1,56 @@
+import Synchronization
+import TestSupport
+import XCTest
+@testable import DynamicRuntime
+
+/// Message streams fed from many threads while a task consumes (run under TSan in CI).
+final class MessageStreamConcurrencyTests: XCTestCase {
+    func testEveryCallFromEightThreadsArrivesOnce() async throws {
+        let cls = try RuntimeClass(name: uniqueName(name))
+        try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }
+        let objects = try (0..<8).map { _ in try cls.createInstance() }
+        let stream = try cls.messages("add:to:", .afterOriginal)
+        let perThread = 300
+        let consumer = Task {
+            var sum = 0, count = 0
+            for await call in stream {
+                sum += call.returnValue?.intValue ?? 0
+                count += 1
+                if count == 8 * perThread { break }
+            }
+            return (count, sum)
+        }
+        let refs = objects.map(\.ref)
+        runThreads(8) { t in
+            for i in 0..<perThread { _ = try? refs[t].send("add:to:", i, t, as: Int.self) }
+        }
+        let (count, sum) = await consumer.value
+        XCTAssertEqual(count, 8 * perThread)
+        XCTAssertEqual(sum, 8 * (0..<perThread).reduce(0, +) + perThread * (0..<8).reduce(0, +))
+        XCTAssertTrue(cls.hooks(for: "add:to:").isEmpty)
+        withExtendedLifetime(objects) {}
+    }
+
+    func testStreamsMadeAndEndedOnManyObjectsFromManyThreads() throws {
+        let cls = try RuntimeClass(name: uniqueName(name))
+        try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }
+        let objects = try (0..<64).map { _ in try cls.createInstance() }
+        let refs = objects.map(\.ref)
+        let failures = Atomic<Int>(0)
+        runThreads(8) { t in
+            for round in 0..<20 {
+                let ref = refs[(t * 8 + round) % refs.count]
+                guard let stream = try? ref.messages("add:to:", bufferingPolicy: .bufferingNewest(1)) else {
+                    failures.add(1, ordering: .relaxed)
+                    continue
+                }
+                if (try? ref.send("add:to:", round, 1, as: Int.self)) != round + 1 { failures.add(1, ordering: .relaxed) }
+                stream.cancel()
+            }
+        }
+        XCTAssertEqual(failures.load(ordering: .relaxed), 0)
+        XCTAssertTrue(refs.allSatisfy { $0.hooks(for: "add:to:").isEmpty })
+        XCTAssertEqual(cls.hooks(for: "add:to:").count, 0)
+        withExtendedLifetime(objects) {}
+    }
+}
