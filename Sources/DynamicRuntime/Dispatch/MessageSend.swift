@@ -39,7 +39,7 @@ enum MessageSend {
     ) throws(RuntimeError) -> R {
         let sigKey = sf_method_sig(method).pointee.key
         if sigKey == key, key != 0, let words, R.returnKind != .other {
-            if let r: R = try closureWords(method, raw, selector.raw, words) { return r }
+            if let bits = try closureWords(method, raw, selector.raw, words) { return R.fromRegister(bits) }
             let r: R = callWords(sf_method_imp(method)!, raw, selector.raw, words, count: count)
             if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
             return r
@@ -48,10 +48,12 @@ enum MessageSend {
     }
 
     /// Runs the method's closure body directly when its IMP is a closure with a word body (no
-    /// slot, no libffi); nil otherwise. The record and its owner outlive the read section.
+    /// slot, no libffi) and returns the return register's bits; nil otherwise. The record and
+    /// its owner outlive the read section. Not generic: an `R?` would cost a metadata lookup
+    /// where the caller is not specialized (the forwarding path).
     @inlinable @inline(__always)
-    static func closureWords<R: MessageReturn>(_ method: sf_method_t, _ raw: sf_id, _ sel: sf_sel,
-                                               _ w: (UInt64, UInt64, UInt64, UInt64)) throws(RuntimeError) -> R? {
+    static func closureWords(_ method: sf_method_t, _ raw: sf_id, _ sel: sf_sel,
+                             _ w: (UInt64, UInt64, UInt64, UInt64)) throws(RuntimeError) -> UInt64? {
         guard let record = sf_method_owner(method) else { return nil }
         let bits = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.ownerWord }
         guard let owner = UnsafeRawPointer(bitPattern: bits) else { return nil }
@@ -64,7 +66,7 @@ enum MessageSend {
             do { return try box.wordBody(o, s, w.0, w.1, w.2, w.3) } catch { failure = error; return 0 }
         }
         if let failure { throw ClosureIMP.failure(failure, receiverClass: cls, s) }
-        return r.map { R.fromRegister($0) }
+        return r
     }
 
     @usableFromInline
@@ -118,7 +120,15 @@ enum MessageSend {
     /// 1's method and stage 2's target are called as a typed send would call them (word bodies
     /// and direct calls, the target's own forwarding on a miss); only stages 3 and 4 lay out a
     /// frame, with a signature cached by the caller's types.
+    // Called from clients' specialized sends, so unspecialized here: the common return types
+    // get their own copies (no metadata lookups or witness calls per forwarded call).
     @usableFromInline @inline(never)
+    @_specialize(where R == Int)
+    @_specialize(where R == Int32)
+    @_specialize(where R == Bool)
+    @_specialize(where R == Double)
+    @_specialize(where R == NoReturn)
+    @_specialize(where R == Object?)
     static func typedMiss<R: MessageReturn>(
         _ raw: sf_id, _ selector: Selector, cls: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
         count: Int, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
