@@ -103,6 +103,22 @@ final class SetSuperclassTests: XCTestCase {
         withExtendedLifetime(alive) {}
     }
 
+    func testAnObjectWithItsOwnHooksBlocksItUntilItDies() throws {
+        let (_, a, b) = try pair()
+        let sub = try RuntimeClass(name: uniqueClassName("SSHooked"), superclass: a)
+        do {
+            let o = try sub.createInstance()
+            let seen = Locked(0)
+            let token = try o.hook("who", .before) { _ in seen.withLock { $0 += 1 } }
+            XCTAssertEqual(try o.send("who") as Int, 1)
+            XCTAssertEqual(seen.current, 1)
+            XCTAssertThrowsError(try sub.setSuperclass(b))
+            withExtendedLifetime(token) {}
+        }
+        XCTAssertEqual(try sub.setSuperclass(b), a, "the hook class left behind does not block it")
+        XCTAssertEqual(try sub.createInstance().send("who") as Int, 2)
+    }
+
     func testFromCAfterTheLastInstanceDied() throws {
         let (_, a, b) = try pair()
         let sub = try RuntimeClass(name: uniqueClassName("SSFromC"), superclass: a)

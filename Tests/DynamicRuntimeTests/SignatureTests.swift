@@ -167,7 +167,6 @@ final class SignatureTests: XCTestCase {
         assertMalformed("v@:^", offset: 3, character: "^", "pointee")
         assertMalformed("v@:v", offset: 3, character: "v", "void")
         assertMalformed("v@:{S=v}", offset: 6, character: "v", "void")
-        assertMalformed("D@:", offset: 0, character: "D", "long double")
         assertMalformed("?@:", offset: 0, character: "?", "unknown")
         assertMalformed("v@:@\"Unterminated", offset: 3, character: "@", "unterminated")
         assertMalformed("v@:{P=\"x", offset: 3, character: "{", "unterminated")

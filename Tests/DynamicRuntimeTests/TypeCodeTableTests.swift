@@ -44,6 +44,10 @@ final class TypeCodeTableTests: XCTestCase {
         XCTAssertEqual(UnsafeRawPointer.keyCode, TypeEncoding.pointerKeyCode)
         XCTAssertEqual(OpaquePointer.returnKeyCode, TypeEncoding.pointerKeyCode)
         XCTAssertEqual(TypeEncoding.structure(name: "P", fields: [.double]).keyCode, 0)
-        XCTAssertNil(sf_ffi_type_for_code(CChar(bitPattern: UInt8(ascii: "D"))), "long double has no row")
+        let longDouble = try XCTUnwrap(sf_ffi_type_for_code(CChar(bitPattern: UInt8(ascii: "D"))), "long double has a row")
+        XCTAssertEqual(sf_ffi_type_size(longDouble), MemoryLayout<Float80>.stride)
+        XCTAssertEqual(sf_ffi_type_alignment(longDouble), 16)
+        XCTAssertEqual(try Signature("D@:D").argumentTypes[2], .longDouble)
+        XCTAssertEqual(TypeEncoding.longDouble.keyCode, 18)
     }
 }

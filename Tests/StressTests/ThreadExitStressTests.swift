@@ -29,8 +29,14 @@ final class ThreadExitStressTests: XCTestCase {
         let ping = Selector("ping:")
         try cls.addMethod(ping) { (_: ObjectRef, x: Int) -> Int in x + 1 }
         let target = try cls.createInstance()
-        Runtime.state.collectGarbage()
-        let baseObjects = Runtime.liveObjectCount
+        // Objects of earlier tests may still be dying (a grace period, a timer queue's
+        // asyncAfter): take the baseline once the process-wide count stops moving.
+        var baseObjects = -1
+        for _ in 0..<500 where baseObjects != Runtime.liveObjectCount {
+            baseObjects = Runtime.liveObjectCount
+            usleep(5_000)
+            Runtime.state.collectGarbage()
+        }
         let baseClosures = Runtime.liveClosureCount
 
         XCTAssertEqual(pthread_key_create(&Self.key) { value in

@@ -75,6 +75,22 @@ sf_status sf_class_addMethodWithFunction(sf_class_t cls, sf_sel sel, const char 
 sf_status sf_class_replaceMethodWithFunction(sf_class_t cls, sf_sel sel, const char *types, sf_function_fn fn,
                                              void *context, sf_context_release_fn release);
 
+/* ---- IMPs from a C function plus a context, bound to no class (imp_implementationWithBlock) ---- */
+
+/* An IMP for calls of signature `types` that runs fn(call, context), as above. Install it with
+ * sf_class_addMethod, sf_class_replaceMethod or sf_method_setImplementation in any number of
+ * classes (other types: SF_ERR_SIGNATURE_MISMATCH). The context is released (release may be
+ * NULL) once the IMP is removed and no method holds it; NULL on failure (context still yours). */
+sf_imp sf_imp_implementationWithFunction(const char *types, sf_function_fn fn, void *context,
+                                         sf_context_release_fn release);
+/* imp_getBlock: the function (and *outContext, may be NULL) of such an IMP; NULL with
+ * SF_ERR_INVALID_ARGUMENT for any other IMP or one removed already. */
+sf_function_fn sf_imp_getFunction(sf_imp imp, void **outContext);
+/* imp_removeBlock: gives up the caller's IMP. Methods that hold it keep working; it is freed
+ * after the last one lets go and a grace period. False (SF_ERR_INVALID_ARGUMENT) for any other
+ * IMP or a second removal. Do not call the bare pointer after removing it. */
+bool sf_imp_removeFunction(sf_imp imp);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,8 +1,8 @@
 import CShims
 
-/// Calls `release(context)` once, when the method's implementation is freed; only once the
-/// method was installed (a failed add leaves the context with the caller).
-private final class CContext: @unchecked Sendable {
+/// Calls `release(context)` once, when the implementation is freed; only once the IMP was
+/// handed over (a failed add leaves the context with the caller).
+final class CFunctionContext: @unchecked Sendable {
     let context: UnsafeMutableRawPointer?
     let release: sf_context_release_fn?
     var installed = false
@@ -11,22 +11,27 @@ private final class CContext: @unchecked Sendable {
         self.release = release
     }
     deinit { if installed { release?(context) } }
+
+    /// A closure IMP (the runtime's one mechanism for IMPs with state) whose body hands the
+    /// call to `fn` with this context.
+    func makeIMP(_ sig: Signature, _ fn: @escaping sf_function_fn) throws(RuntimeError) -> ClosureIMP {
+        try ClosureIMP(signature: sig) { ret, args in
+            var call = CCall(signature: sig, arguments: args, returnStorage: ret)
+            sf_clear_last_error()
+            let status = CCall.run(&call) { fn($0, self.context) }
+            if status != SF_OK { throw call.callbackFailed(status, what: "the C method function") }
+        }
+    }
 }
 
 extension RuntimeClass {
-    /// A method implemented by a C function plus a context: a closure IMP (the runtime's one
-    /// mechanism for IMPs with state) whose body hands the call to `fn`. The context is
-    /// released when the IMP is freed with the method.
+    /// A method implemented by a C function plus a context (`CFunctionContext.makeIMP`). The
+    /// context is released when the IMP is freed with the method.
     func installFunction(_ selector: Selector, types: String, fn: @escaping sf_function_fn, context: UnsafeMutableRawPointer?,
                          release: sf_context_release_fn?, replacing: Bool) throws(RuntimeError) {
-        let owner = CContext(context, release)
+        let owner = CFunctionContext(context, release)
         let sig = try Signature(types)
-        let box = try ClosureIMP(signature: sig) { ret, args in
-            var call = CCall(signature: sig, arguments: args, returnStorage: ret)
-            sf_clear_last_error()
-            let status = CCall.run(&call) { fn($0, owner.context) }
-            if status != SF_OK { throw call.callbackFailed(status, what: "the C method function") }
-        }
+        let box = try owner.makeIMP(sig, fn)
         let previous = try install(selector, box.imp, sig, replacing: replacing).previous
         owner.installed = true
         // A C caller may still hold the previous IMP as a bare pointer: keep it with the class.

@@ -45,19 +45,31 @@ func methodArgs(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?,
     guard let m, let imp else {
         return fail(.invalidArgument(className: "-", selector: "-", reason: "method or IMP is NULL"), nil)
     }
-    return Runtime.state.lock.withLock {
-        guard let record = MethodRecord.from(m) else { return nil }
+    let result = Runtime.state.lock.withLock { () -> Result<sf_imp?, RuntimeError> in
+        guard let record = MethodRecord.from(m) else { return .success(nil) }
+        // An IMP from sf_imp_implementationWithFunction keeps its owner and must fit the signature.
+        let new: IMP
+        do throws(RuntimeError) {
+            new = try UnboundIMPs.resolveNolock(IMP(imp), for: record.signature, className: record.owningClass.visibleName,
+                                                selector: record.selector)
+        } catch {
+            return .failure(error)
+        }
         if let hook = record.hook {
             // As replaceMethod does: the trampoline stays, the hook wraps the new IMP, and
             // unhooking later restores that one.
             let old = hook.original ?? hook.currentOriginal()
-            _ = hook.replaceOriginal(with: IMP(imp))
+            _ = hook.replaceOriginal(with: new)
             if let owner = old.owner { record.owningClass.keptAlive.append(owner) }
-            return old.pointer
+            return .success(old.pointer)
         }
-        let old = record.exchange(with: IMP(imp))
+        let old = record.exchange(with: new)
         if let owner = old.owner { record.owningClass.keptAlive.append(owner) }
-        return old.pointer
+        return .success(old.pointer)
+    }
+    switch result {
+    case let .success(old): return old
+    case let .failure(error): return fail(error, nil)
     }
 }
 

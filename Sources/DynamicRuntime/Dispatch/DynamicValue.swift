@@ -26,6 +26,10 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
     case float(Float)
     /// A `d` value.
     case double(Double)
+    #if arch(x86_64) || arch(i386)
+    /// A `D` value.
+    case longDouble(Float80)
+    #endif
     /// A `*` value: a borrowed C string.
     case cString(CString)
     /// An object; a returned object is owned by this value.
@@ -60,6 +64,9 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         switch self {
         case let .float(v): Double(v)
         case let .double(v): v
+        #if arch(x86_64) || arch(i386)
+        case let .longDouble(v): Double(v)
+        #endif
         default: nil
         }
     }
@@ -91,6 +98,9 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         case let .uint64(v): "\(v)"
         case let .float(v): "\(v)"
         case let .double(v): "\(v)"
+        #if arch(x86_64) || arch(i386)
+        case let .longDouble(v): "\(v)L"
+        #endif
         case let .cString(s): s.string.map { "\"\($0)\"" } ?? "NULL"
         case let .object(o): o?.description ?? "nil"
         case let .classObject(c): c.runtimeClass?.name ?? "Nil"
@@ -116,6 +126,11 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         case .uint64, .unsignedLong: return .uint64(p.load(as: UInt64.self))
         case .float: return .float(p.load(as: Float.self))
         case .double: return .double(p.load(as: Double.self))
+        #if arch(x86_64) || arch(i386)
+        case .longDouble: return .longDouble(p.loadUnaligned(as: Float80.self))
+        #else
+        case .longDouble: return .structure(.longDouble, Array(UnsafeRawBufferPointer(start: p, count: 16)))
+        #endif
         case .cString: return .cString(CString(p.load(as: UnsafePointer<CChar>?.self)))
         case .object:
             let raw = p.load(as: sf_id?.self)
@@ -144,6 +159,9 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         case .uint64: .uint64
         case .float: .float
         case .double: .double
+        #if arch(x86_64) || arch(i386)
+        case .longDouble: .longDouble
+        #endif
         case .cString: .cString
         case .object: .object
         case .classObject: .classObject
@@ -168,6 +186,9 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         case let .uint64(v): p.storeBytes(of: v, as: UInt64.self)
         case let .float(v): p.storeBytes(of: v, as: Float.self)
         case let .double(v): p.storeBytes(of: v, as: Double.self)
+        #if arch(x86_64) || arch(i386)
+        case let .longDouble(v): p.storeBytes(of: v, as: Float80.self)
+        #endif
         case let .cString(s): s.storeArgument(to: p)
         case let .object(o): if isReturn { o.storeReturn(to: p) } else { o.storeArgument(to: p) }
         case let .classObject(c): c.storeArgument(to: p)

@@ -90,6 +90,17 @@ extension Float: MessageValue {
     public func storeReturn(to storage: UnsafeMutableRawPointer) { storage.storeBytes(of: self, as: Float.self) }
 }
 
+#if arch(x86_64) || arch(i386)
+extension Float80: MessageValue {
+    /// The type's encoding.
+    public static var typeEncoding: TypeEncoding { .longDouble }
+    /// Reads (and takes ownership of) a value from return storage.
+    public init(returnStorage: UnsafeRawPointer) { self = returnStorage.loadUnaligned(as: Float80.self) }
+    /// Writes the value to return storage, giving the caller a +1 reference for objects.
+    public func storeReturn(to storage: UnsafeMutableRawPointer) { storage.storeBytes(of: self, as: Float80.self) }
+}
+#endif
+
 extension Double: MessageValue {
     /// The type's encoding.
     public static var typeEncoding: TypeEncoding { .double }

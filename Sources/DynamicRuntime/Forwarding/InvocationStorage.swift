@@ -187,7 +187,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         let sig = h.pointee.signature
         switch sig.returnType {
         case .void: return 0
-        case .float, .double, .structure: return Int(sf_ffi_type_size(sig.raw.pointee.return_type))
+        case .float, .double, .longDouble, .structure: return Int(sf_ffi_type_size(sig.raw.pointee.return_type))
         default: return MemoryLayout<UInt64>.size
         }
     }

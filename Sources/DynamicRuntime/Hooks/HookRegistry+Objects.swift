@@ -43,8 +43,12 @@ extension HookRegistry {
             let head = side.hooks
             let existing = ObjectHookList.chain(head, selector.raw)
             if existing == nil { hook.objectUsers += 1 }
-            let chain = (existing ?? HookChain()).adding(entry, at: position)
-            side.publishHooks(ObjectHookList.replacing(head, selector.raw, with: chain))
+            let chain = existing ?? HookChain.empty()
+            guard chain.hasRoom(at: position) else {
+                throw .hookFailed(className: visible.name, selector: selector.name, reason: "\(HookChain.capacity) hooks at one position is the most")
+            }
+            let changed = chain.adding(entry, at: position)
+            side.publishHooks(ObjectHookList.replacing(head, selector.raw, with: changed))
             side.hookedObject = obj
             // After the chain: a sender that sees the hidden class finds the object's hooks.
             if isa != hidden.raw { sf_object_set_isa(obj, hidden.raw) }

@@ -11,7 +11,7 @@ enum HookRegistry {
         HiddenClassRegistry.onObjectDeallocated = { obj, hidden in HookRegistry.objectDeallocated(obj, hidden) }
     }()
 
-    typealias Body = (HookContext) throws(RuntimeError) -> Void
+    typealias Body = @Sendable (HookContext) throws -> Void
 
     static func add(on cls: RuntimeClass, _ selector: Selector, _ position: HookPosition,
                     expecting types: String?, once: Bool = false, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
@@ -34,6 +34,9 @@ enum HookRegistry {
             let hook = try installedHook(cls, method)
             let id = nextID
             nextID += 1
+            guard hook.chain.hasRoom(at: position) else {
+                throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "\(HookChain.capacity) hooks at one position is the most")
+            }
             hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body, once: once ? OnceClaim() : nil), at: position))
             let token = HookToken(id: id, hook: hook, position: position)
             if once { oneShotTokens[id] = token }

@@ -5,19 +5,33 @@ import Synchronization
 /// A handle to one installed hook. `remove()` uninstalls it; the method is restored exactly
 /// (same IMP pointer) when its last hook goes.
 public final class HookToken: Hashable, @unchecked Sendable, CustomStringConvertible {
-    let id: UInt64
+    /// The id, with the position in the top two bits: a token is one 48-byte malloc chunk, and
+    /// an object with a hook of its own keeps one.
+    private let bits: UInt64
     let hook: MethodHook
-    /// Where the hook runs.
-    public let position: HookPosition
-
     /// For a hook of an object's own: the object's side table, which holds its hooks.
     let side: ObjectSideTable?
 
     init(id: UInt64, hook: MethodHook, position: HookPosition, side: ObjectSideTable? = nil) {
-        self.id = id
+        let code: UInt64 = switch position {
+        case .before: 0
+        case .instead: 1
+        case .after: 2
+        }
+        bits = id | code << 62
         self.hook = hook
-        self.position = position
         self.side = side
+    }
+
+    var id: UInt64 { bits & ~(3 << 62) }
+
+    /// Where the hook runs.
+    public var position: HookPosition {
+        switch bits >> 62 {
+        case 0: .before
+        case 1: .instead
+        default: .after
+        }
     }
 
     /// Names the hook in listings and for `removeHook(_:)`.

@@ -54,7 +54,7 @@ final class MethodHook: @unchecked Sendable {
         let trampolines = sf_tramp_enabled() != 0
         directLayout = trampolines ? signature.storage.layout : nil
         entry = trampolines ? HookEntryKind.choose(for: signature.storage.layout) : .libffi
-        let emptyChain = Unmanaged.passRetained(HookChain()).toOpaque()
+        let emptyChain = Unmanaged.passRetained(HookChain.empty()).toOpaque()
         _ = sf_hook_swap_chain(slot, emptyChain)
         let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
         // The register entries take this hook as their context; every other caller (the spill

@@ -41,16 +41,12 @@ extension RuntimeClass {
 }
 
 
+/// Hook bodies are stored as given; `hookError` converts what they throw where they are called.
+func wrapHookBody(_ body: @escaping @Sendable (HookContext) throws -> Void) -> HookRegistry.Body { body }
+
 /// Hook bodies may throw anything; the sender receives it as a RuntimeError naming the method.
-func wrapHookBody(_ body: @escaping @Sendable (HookContext) throws -> Void) -> HookRegistry.Body {
-    { (ctx: HookContext) throws(RuntimeError) in
-        do {
-            try body(ctx)
-        } catch let e as RuntimeError {
-            throw e
-        } catch {
-            throw .implementationFailed(className: ctx.hook.cls.visibleName, selector: ctx.selector.name,
-                                        reason: String(describing: error))
-        }
-    }
+func hookError(_ error: any Error, _ ctx: HookContext) -> RuntimeError {
+    if let e = error as? RuntimeError { return e }
+    return .implementationFailed(className: ctx.hook.cls.visibleName, selector: ctx.selector.name,
+                                 reason: String(describing: error))
 }

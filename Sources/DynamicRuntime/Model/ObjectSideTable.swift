@@ -1,4 +1,5 @@
 import CShims
+import Glibc
 import Synchronization
 
 /// Per-object data that most objects never need: created on first use, freed at dealloc.
@@ -19,11 +20,15 @@ final class ObjectSideTable: @unchecked Sendable {
         }
     }
 
-    private let lock = RuntimeLock()
+    /// One word, not a `RuntimeLock` (a heap object and a heap pthread mutex): every object
+    /// with a hook of its own has a side table, so its size counts. Held only for a few
+    /// dictionary or array operations, and rarely contended: a waiter yields.
+    private let lockWord = Atomic<UInt32>(0)
+    private var deallocating = false
     private var associations: [UnsafeRawPointer: Value] = [:]
     private var observers: [(id: UInt64, run: (ObjectRef) -> Void)] = []
-    private var nextToken: UInt64 = 1
-    private var deallocating = false
+    /// Observer ids, shared by all tables (a word less per table).
+    private static let nextToken = Atomic<UInt64>(1)
     /// The object's own hooks: the head of its list of chains, one per selector, retained (0:
     /// none). Written with the runtime lock held; read by sends without it, in a read section.
     private let hookBits = Atomic<UInt>(0)
@@ -50,6 +55,12 @@ final class ObjectSideTable: @unchecked Sendable {
         }
     }
 
+    private func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        while !lockWord.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { sched_yield() }
+        defer { lockWord.store(0, ordering: .releasing) }
+        return try body()
+    }
+
     static func of(_ obj: sf_id, create: Bool) -> ObjectSideTable? {
         if let side = sf_object_side(obj) {
             return Unmanaged<ObjectSideTable>.fromOpaque(side).takeUnretainedValue()
@@ -63,7 +74,7 @@ final class ObjectSideTable: @unchecked Sendable {
     }
 
     func set(_ value: Value?, for key: UnsafeRawPointer) {
-        let old: Value? = lock.withLock {
+        let old: Value? = withLock {
             if let value { return associations.updateValue(value, forKey: key) }
             return associations.removeValue(forKey: key)
         }
@@ -72,11 +83,11 @@ final class ObjectSideTable: @unchecked Sendable {
     }
 
     func get(_ key: UnsafeRawPointer) -> Value? {
-        lock.withLock { associations[key] }
+        withLock { associations[key] }
     }
 
     func getRetainedObject(_ key: UnsafeRawPointer) -> sf_id? {
-        lock.withLock {
+        withLock {
             guard let o = associations[key]?.object else { return nil }
             sf_retain_inline(o)
             return o
@@ -84,17 +95,16 @@ final class ObjectSideTable: @unchecked Sendable {
     }
 
     func addObserver(_ run: @escaping (ObjectRef) -> Void) -> DeallocObserverToken? {
-        lock.withLock {
+        withLock {
             guard !deallocating else { return nil }
-            let id = nextToken
-            nextToken += 1
+            let id = Self.nextToken.add(1, ordering: .relaxed).oldValue
             observers.append((id, run))
             return DeallocObserverToken(id: id)
         }
     }
 
     func removeObserver(_ token: DeallocObserverToken) -> Bool {
-        lock.withLock {
+        withLock {
             guard let i = observers.firstIndex(where: { $0.id == token.id }) else { return false }
             observers.remove(at: i)
             return true
@@ -102,7 +112,7 @@ final class ObjectSideTable: @unchecked Sendable {
     }
 
     func runDeallocObservers(_ obj: ObjectRef) {
-        let list = lock.withLock {
+        let list = withLock {
             deallocating = true
             let l = observers
             observers = []
@@ -112,7 +122,7 @@ final class ObjectSideTable: @unchecked Sendable {
     }
 
     func releaseAssociations() {
-        let all = lock.withLock {
+        let all = withLock {
             let a = associations
             associations = [:]
             return a

@@ -76,6 +76,9 @@ extension RuntimeClass {
                  replacing: Bool) throws(RuntimeError) -> (method: Method, previous: IMP?) {
         try checkReserved(selector)
         let result = try Runtime.state.lock.withLock { () throws(RuntimeError) -> (Method, IMP?) in
+            // A bare pointer made by sf_imp_implementationWithFunction gets its owner back, and a
+            // closure IMP must be installed with the signature it reads its arguments by.
+            let imp = try UnboundIMPs.resolveNolock(imp, for: sig, className: name, selector: selector)
             if let existing = methods[selector] {
                 guard replacing else { throw .methodExists(className: name, selector: selector.name) }
                 guard existing.signature.storage.key == sig.storage.key, existing.signature.argumentTypes.count == sig.argumentTypes.count,

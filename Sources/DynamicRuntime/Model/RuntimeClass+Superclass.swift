@@ -7,8 +7,8 @@ extension RuntimeClass {
     /// Makes `newSuperclass` this class's superclass (and its metaclass's the new one's
     /// metaclass), flushes the caches of both subtrees, and returns the previous superclass.
     ///
-    /// - Throws: `incompatibleClass` while the class or a subclass has live instances (or
-    ///   per-object hook classes), for a cycle, for a root class or a superclass from another
+    /// - Throws: `incompatibleClass` while the class or a subclass has live instances, for a
+    ///   cycle, for a root class or a superclass from another
     ///   root hierarchy (their metaclasses would keep the wrong root metaclass), when the new
     ///   superclass's instances are larger or more aligned than the space the old one left,
     ///   or when an ivar name would then appear twice in the chain. `invalidArgument` for a
@@ -39,10 +39,9 @@ extension RuntimeClass {
             guard newSuperclass.rootClass === old.rootClass else {
                 throw refuse("its root class is '\(newSuperclass.rootClass.name)', not '\(old.rootClass.name)'")
             }
+            // Objects with per-object hooks are counted in their visible class; a hook class
+            // left without objects keeps this class as its superclass and follows it.
             let subtree = subtreeNolock()
-            if let hidden = subtree.first(where: \.isHidden) {
-                throw refuse("an object of '\(hidden.visibleName)' has per-object hooks")
-            }
             let live = subtree.reduce(0) { $0 + sf_class_live_instances($1.raw) }
             if live > 0 { throw refuse("\(live) instance(s) of '\(name)' or its subclasses are alive") }
             let room = old.instanceSize

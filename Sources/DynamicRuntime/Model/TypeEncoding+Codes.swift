@@ -29,6 +29,7 @@ extension TypeEncoding {
         case .uint64: UInt8(ascii: "Q")
         case .float: UInt8(ascii: "f")
         case .double: UInt8(ascii: "d")
+        case .longDouble: UInt8(ascii: "D")
         case .bool: UInt8(ascii: "B")
         case .cString: UInt8(ascii: "*")
         case .object: UInt8(ascii: "@")
@@ -61,6 +62,7 @@ extension TypeEncoding {
         case .classObject: 15
         case .selector: 16
         case .pointer: TypeEncoding.pointerKeyCode
+        case .longDouble: 18
         case .structure: 0
         }
     }
@@ -78,7 +80,7 @@ extension TypeEncoding {
     /// takes a pointee). The parser reads these through `scalar(for:)`.
     static let singleCharacterScalars: [TypeEncoding] = [
         .void, .int8, .uint8, .int16, .uint16, .int32, .uint32, .long, .unsignedLong,
-        .int64, .uint64, .float, .double, .bool, .cString, .object, .classObject, .selector,
+        .int64, .uint64, .float, .double, .longDouble, .bool, .cString, .object, .classObject, .selector,
     ]
 
     private static let scalarsByCharacter: [TypeEncoding?] = {

@@ -26,6 +26,9 @@ public indirect enum TypeEncoding: Hashable, Sendable, CustomStringConvertible {
     case float
     /// `d`: a C `double` / `Double`.
     case double
+    /// `D`: a C `long double` (`Float80` on x86-64). Passed in memory and returned in the x87
+    /// register: sends and closure IMPs go through libffi, never a register trampoline.
+    case longDouble
     /// `B`: a C `bool` / `Bool`.
     case bool
     /// `*`: a NUL-terminated C string.

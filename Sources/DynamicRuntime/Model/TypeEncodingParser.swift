@@ -106,8 +106,6 @@ struct TypeEncodingParser {
             throw fail("unions are not supported by value; pass a pointer ('^')", at: start)
         case UInt8(ascii: "b"):
             throw fail("bit fields are not supported", at: start)
-        case UInt8(ascii: "D"):
-            throw fail("long double is not supported", at: start)
         case UInt8(ascii: "?"):
             throw fail("unknown type '?' is not supported", at: start)
         default:
