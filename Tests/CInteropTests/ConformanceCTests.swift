@@ -43,4 +43,9 @@ final class ConformanceCTests: XCTestCase {
 
     /// Protocols: creation, registration (twice: refused), descriptions, incorporation, adoption.
     func testProtocols() { run(cf_scenario_protocols) }
+
+    /// The rest of objc4's runtime API from C (the leftovers of issue 14): setSuperclass with an
+    /// instance alive, indexed ivars, association policies, method_invoke, a malformed property,
+    /// an IMP from a function removed twice, long double through a C function IMP.
+    func testRuntimeAPI() { run(cf_scenario_runtime_api) }
 }

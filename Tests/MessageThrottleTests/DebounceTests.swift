@@ -39,11 +39,9 @@ final class DebounceTests: XCTestCase {
     }
 
     func testBoundaryIsInclusive() {
-        let h = Harness(.debounce, .milliseconds(100))
-        h.send(0, at: 0)
-        h.send(100, at: 100) // exactly `duration` of quiet: 0 fires first, 100 starts a new burst
-        h.advance(to: 1000)
-        XCTAssertEqual(h.fires, [held(0, 100), held(100, 200)])
+        // Exactly `duration` of quiet: the first fires at 100, before the second starts a new burst.
+        assertMarbles("a---------b", .debounce, duration: 100,
+                      "----------^a---------^b")
 
         let h2 = Harness(.debounce, .milliseconds(100))
         h2.send(0, at: 0)

@@ -12,15 +12,10 @@ final class FirstlyTests: XCTestCase {
     }
 
     func testBurstKeepsOnlyTheFirstPerWindow() {
-        let h = Harness(.firstly, .milliseconds(100))
-        for ms in stride(from: 0, through: 90, by: 10) {
-            XCTAssertEqual(h.send(ms, at: ms), ms == 0 ? .now : .dropped)
-        }
-        h.send(150, at: 150)
-        h.send(200, at: 200)
-        h.send(260, at: 260)
-        XCTAssertEqual(h.fires, [now(0, 0), now(150, 150), now(260, 260)])
-        XCTAssertEqual(Set(h.tracker.released), Set([10, 20, 30, 40, 50, 60, 70, 80, 90, 200, 0, 150, 260]))
+        // A message every 10ms from 0 to 90, then at 150, 200 and 260.
+        let h = assertMarbles("abcdefghij-----k----l-----m", .firstly, duration: 100,
+                              "!xxxxxxxxx-----!----x-----!")
+        XCTAssertEqual(Set(h.tracker.released), Set([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 15, 20, 26]), "every payload is released")
     }
 
     func testBoundaryIsInclusive() {

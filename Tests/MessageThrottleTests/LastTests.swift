@@ -36,13 +36,10 @@ final class LastTests: XCTestCase {
     }
 
     func testAWindowOpensWithAMessage() {
-        let h = Harness(.last, .milliseconds(100))
-        h.send(0, at: 0)
-        h.send(120, at: 120)
-        h.send(200, at: 200) // still inside [120, 220): not performed early (unlike lodash throttle)
-        h.send(250, at: 250)
-        h.advance(to: 1000)
-        XCTAssertEqual(h.fires, [held(0, 100), held(200, 220), held(250, 350)])
+        // Messages at 0, 120, 200 (still inside [120, 220): not performed early, unlike lodash
+        // throttle) and 250.
+        assertMarbles("a-----------b-------c----d", .last, duration: 100,
+                      "----------^a-----------^c------------^d")
     }
 
     func testNegativeDurationPerformsAtOnce() {

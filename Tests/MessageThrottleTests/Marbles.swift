@@ -17,6 +17,13 @@ import XCTest
 /// ```
 func marbles(_ input: String, _ mode: ThrottleMode, every tick: Int = 10, duration: Int,
              horizon: Int = 100) -> String {
+    marbleRun(input, mode, every: tick, duration: duration, horizon: horizon).timeline
+}
+
+/// `marbles`, also returning the harness it ran on, for what a timeline does not show (timers
+/// scheduled, payloads released or rejected; a message's payload id is its tick).
+func marbleRun(_ input: String, _ mode: ThrottleMode, every tick: Int = 10, duration: Int,
+               horizon: Int = 100) -> (timeline: String, harness: Harness) {
     let h = Harness(mode, .milliseconds(duration))
     let chars = Array(input)
     var frames: [[String]] = Array(repeating: [], count: chars.count + horizon)
@@ -45,12 +52,16 @@ func marbles(_ input: String, _ mode: ThrottleMode, every tick: Int = 10, durati
         rejectedSeen = rejected
     }
     let end = max(chars.count, (frames.lastIndex { !$0.isEmpty } ?? -1) + 1)
-    return frames[..<end].map { $0.isEmpty ? "-" : $0.count == 1 ? $0[0] : "(" + $0.joined() + ")" }.joined()
+    return (frames[..<end].map { $0.isEmpty ? "-" : $0.count == 1 ? $0[0] : "(" + $0.joined() + ")" }.joined(), h)
 }
 
 /// Asserts that `input` in `mode` gives `expected` (see ``marbles(_:_:every:duration:horizon:)``).
+/// Returns the harness it ran on, for further checks.
+@discardableResult
 func assertMarbles(_ input: String, _ mode: ThrottleMode, duration: Int, every tick: Int = 10,
-                   _ expected: String, file: StaticString = #filePath, line: UInt = #line) {
-    XCTAssertEqual(marbles(input, mode, every: tick, duration: duration), expected,
+                   _ expected: String, file: StaticString = #filePath, line: UInt = #line) -> Harness {
+    let run = marbleRun(input, mode, every: tick, duration: duration)
+    XCTAssertEqual(run.timeline, expected,
                    "\(mode), d = \(duration)ms, a tick = \(tick)ms: \(input)", file: file, line: line)
+    return run.harness
 }

@@ -14,12 +14,8 @@ final class ThrottleTests: XCTestCase {
     }
 
     func testTrailingCallCarriesTheLastPayload() {
-        let h = Harness(both, .milliseconds(100))
-        for ms in stride(from: 0, through: 90, by: 10) {
-            XCTAssertEqual(h.send(ms, at: ms), ms == 0 ? .now : .deferred)
-        }
-        h.advance(to: 1000)
-        XCTAssertEqual(h.fires, [now(0, 0), held(90, 100)])
+        let h = assertMarbles("abcdefghij", both, duration: 100,
+                              "!---------^j")
         XCTAssertEqual(h.schedules, 1)
     }
 
@@ -54,30 +50,21 @@ final class ThrottleTests: XCTestCase {
     }
 
     func testLeadingOnly() {
-        let h = Harness(.throttle(leading: true, trailing: false), .milliseconds(100))
-        for ms in stride(from: 0, through: 90, by: 10) {
-            XCTAssertEqual(h.send(ms, at: ms), ms == 0 ? .now : .dropped)
-        }
-        XCTAssertEqual(h.send(100, at: 100), .now)
-        XCTAssertEqual(h.send(150, at: 150), .dropped)
-        h.advance(to: 1000)
-        XCTAssertEqual(h.fires, [now(0, 0), now(100, 100)])
+        let h = assertMarbles("abcdefghijk----l", .throttle(leading: true, trailing: false), duration: 100,
+                              "!xxxxxxxxx!----x")
         XCTAssertEqual(h.schedules, 0)
         XCTAssertEqual(h.tracker.released.count, 12)
     }
 
     func testTrailingOnly() {
-        let h = Harness(.throttle(leading: false, trailing: true), .milliseconds(100))
-        for ms in stride(from: 0, through: 90, by: 10) { XCTAssertEqual(h.send(ms, at: ms), .deferred) }
-        h.advance(to: 1000)
-        XCTAssertEqual(h.fires, [held(90, 100)])
+        assertMarbles("abcdefghij", .throttle(leading: false, trailing: true), duration: 100,
+                      "----------^j")
     }
 
     func testNeitherEdgeDropsEverything() {
-        let h = Harness(.throttle(leading: false, trailing: false), .milliseconds(100))
-        for ms in [0, 50, 100, 300] { XCTAssertEqual(h.send(ms, at: ms), .dropped) }
-        h.advance(to: 1000)
-        XCTAssertEqual(h.fires, [])
+        // Messages at 0, 50, 100 and 300.
+        let h = assertMarbles("a----b----c-------------------d", .throttle(leading: false, trailing: false), duration: 100,
+                              "x----x----x-------------------x")
         XCTAssertEqual(h.tracker.released.count, 4)
     }
 

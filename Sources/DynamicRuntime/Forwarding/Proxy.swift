@@ -14,8 +14,9 @@ public enum Proxy {
     ) throws(RuntimeError) -> RuntimeClass {
         let cls = try RuntimeClass(name: name, ivars: [(targetIvarName, .object)])
         let ivar = cls.ivar(named: targetIvarName)!
+        let proxyClass = UInt(bitPattern: cls.raw), offset = ivar.offset  // Sendable captures
         try cls.setMethodSignature { recv, sel in
-            guard let target = try? recv.value(of: ivar, as: ObjectRef.self), let t = target.raw,
+            guard let t = target(of: recv, proxyClass, offset),
                   let m = sf_class_getInstanceMethod(sf_object_isa(t), sel.raw) else { return nil }
             return Signature(raw: sf_method_sig(m))
         }
@@ -26,11 +27,27 @@ public enum Proxy {
             return target.conforms(to: proto)
         }
         try cls.setForwardInvocation { invocation in
-            let target = try invocation.target.value(of: ivar, as: ObjectRef.self)
+            guard let raw = target(of: invocation.target, proxyClass, offset) else {
+                throw RuntimeError.invalidArgument(className: invocation.className, selector: "-",
+                                                   reason: "no ivar '\(targetIvarName)' in this class chain")
+            }
+            let target = ObjectRef(raw)
             let proceed = { () throws in try invocation.invoke(target: target) }
             if let intercept { try intercept(invocation, proceed) } else { try proceed() }
         }
         return cls
+    }
+
+    /// The target of `recv` when it is an instance of `proxyClass` (or a subclass): a load at
+    /// the ivar's offset, where `value(of:)` looked the ivar up by name on every forwarded call.
+    private static func target(of recv: ObjectRef, _ proxyClass: UInt, _ offset: Int) -> sf_id? {
+        guard let raw = recv.raw else { return nil }
+        var c = sf_object_isa(raw)
+        while let k = c {
+            if UInt(bitPattern: k) == proxyClass { return (UnsafeRawPointer(raw) + offset).load(as: sf_id?.self) }
+            c = sf_class_super(k)
+        }
+        return nil
     }
 
     /// A new proxy of `proxyClass` (made by `makeClass`) wrapping `target` (retained).

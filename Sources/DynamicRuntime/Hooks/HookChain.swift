@@ -14,7 +14,7 @@ struct HookCallState {
 /// An immutable list of hooks for one method, replaced whole on every change. One allocation
 /// with the entries inline (before hooks, instead hooks newest first, after hooks): every
 /// object with a hook of its own has one.
-final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry>, @unchecked Sendable {
+final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
     struct Header {
         /// In an object's own list (ObjectHookList): the selector this chain hooks, and the next
         /// selector's chain. nil in a class's chain.

@@ -156,11 +156,22 @@ enum ObjectHookList {
         return nil
     }
 
-    /// The receiver's own chain for `selector`, if it has one (in a read section).
+    /// The receiver's own chain for `selector`, if it has one, without retaining anything (in a
+    /// read section: the list is freed only after a grace period).
     @inline(__always)
-    static func chain(of receiver: sf_id?, _ selector: sf_sel) -> HookChain? {
+    static func chainRef(of receiver: sf_id?, _ selector: sf_sel) -> Unmanaged<HookChain>? {
         guard let receiver, let side = sf_object_side(receiver) else { return nil }
-        return chain(Unmanaged<ObjectSideTable>.fromOpaque(side).takeUnretainedValue().hooks, selector)
+        var node = Unmanaged<ObjectSideTable>.fromOpaque(side)._withUnsafeGuaranteedRef { $0.hooksRef }
+        while let n = node {
+            let (found, next) = n._withUnsafeGuaranteedRef { c in
+                c.withUnsafeMutablePointerToHeader { h in
+                    (h.pointee.selector == selector, h.pointee.next.map { Unmanaged.passUnretained($0) })
+                }
+            }
+            if found { return n }
+            node = next
+        }
+        return nil
     }
 
     static func chains(_ head: HookChain?) -> [HookChain] {

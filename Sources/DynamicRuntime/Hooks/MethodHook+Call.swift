@@ -12,22 +12,22 @@ extension MethodHook {
         defer { sf_rcu_exit() }
         let chain = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!)
         guard isHidden else { return try run(chain, inner: nil, ret, args) }
-        // The hidden class's entry: the receiver's own chain, from its side table.
-        let own = ObjectHookList.chain(of: args[0]!.load(as: sf_id?.self), selector.raw)
-        try withExtendedLifetime(own) { () throws(RuntimeError) in
-            let ownRef = own.map { Unmanaged.passUnretained($0) }
-            if let classHook = classHook() {
-                try classHook.run(Unmanaged.fromOpaque(sf_hook_chain(classHook.slot)!), inner: ownRef, ret, args)
-            } else {
-                try run(ownRef ?? chain, inner: nil, ret, args)
-            }
+        // The hidden class's entry: the receiver's own chain, from its side table. All read as
+        // guaranteed references: the read section keeps them.
+        let own = ObjectHookList.chainRef(of: args[0]!.load(as: sf_id?.self), selector.raw)
+        if let classHook = classHook() {
+            unowned(unsafe) let h = classHook.takeUnretainedValue()
+            try h.run(Unmanaged.fromOpaque(sf_hook_chain(h.slot)!), inner: own, ret, args)
+        } else {
+            try run(own ?? chain, inner: nil, ret, args)
         }
     }
 
     /// The hook the visible class's entry runs, if that entry is hooked (in a read section).
-    private func classHook() -> MethodHook? {
-        guard let superclass = cls.lookupSuperclass, let m = sf_lookup_method(superclass.raw, selector.raw) else { return nil }
-        return MethodRecord.from(m)?.hook
+    private func classHook() -> Unmanaged<MethodHook>? {
+        guard let superclass = cls.lookupSuperclass, let m = sf_lookup_method(superclass.raw, selector.raw),
+              let record = sf_method_owner(m) else { return nil }
+        return Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.hookRef }
     }
 
     /// Runs `chain`, and `inner` position by position after it (class, then object): before

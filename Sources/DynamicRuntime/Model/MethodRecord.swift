@@ -28,6 +28,12 @@ final class MethodRecord: @unchecked Sendable {
     /// uninstalled hook lives on through its trampoline until the grace period ends).
     private let hookBits = Atomic<UInt>(0)
 
+    /// `hook` without a retain (in a read section).
+    var hookRef: Unmanaged<MethodHook>? {
+        let bits = hookBits.load(ordering: .acquiring)
+        return bits == 0 ? nil : Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+    }
+
     /// The hook whose trampoline is installed here, if any (lock held, or in a read section).
     var hook: MethodHook? {
         get {

@@ -42,6 +42,12 @@ final class ObjectSideTable: @unchecked Sendable {
         return bits == 0 ? nil : Unmanaged<HookChain>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
     }
 
+    /// `hooks` without a retain (in a read section).
+    var hooksRef: Unmanaged<HookChain>? {
+        let bits = hookBits.load(ordering: .acquiring)
+        return bits == 0 ? nil : Unmanaged<HookChain>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+    }
+
     /// Publishes a new list; the old one is freed after a grace period (runtime lock held).
     func publishHooks(_ head: HookChain?) {
         let bits = head.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0

@@ -21,6 +21,9 @@ int cf_scenario_ivar_alignment(const char *name);
 int cf_scenario_resolver_caching(const char *name);
 int cf_scenario_forwarding_imp(const char *name);
 int cf_scenario_protocols(const char *name);
+/* class_setSuperclass, extra bytes, association policies, method_invoke, properties, IMPs from
+ * functions, long double sends. */
+int cf_scenario_runtime_api(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */

@@ -4,7 +4,8 @@ import XCTest
 @testable import MessageThrottle
 
 /// `ManualClock` as a Swift `Clock`, the task executor on any clock, and `Engine(clock:)`.
-final class ClockConformanceTests: XCTestCase {
+/// Tasks sleep and wake across threads: the name puts the class in CI's TSan run.
+final class ClockConcurrencyTests: XCTestCase {
     /// Generic `Clock` code, as a user would write it.
     private func later<C: Clock>(_ clock: C, by d: Duration) -> C.Instant where C.Duration == Duration {
         clock.now.advanced(by: d)
