@@ -59,7 +59,8 @@ enum EncodingFuzzer {
 
     /// A parse error must be a malformed-encoding error that points inside the text.
     static func check(_ error: RuntimeError, text: String) -> String? {
-        guard case let .malformedEncoding(encoding, offset, reason) = error else {
+        guard case let .malformedEncoding(context) = error, let encoding = context.actual,
+              let offset = context.offset, let reason = context.reason else {
             return "\(text.debugDescription): unexpected error \(error)"
         }
         guard encoding == text else { return "\(text.debugDescription): error names \(encoding.debugDescription)" }

@@ -22,12 +22,11 @@ enum CRules {
         case SF_THROTTLE_THROTTLE:
             let leading = options & UInt32(SF_RULE_LEADING) != 0, trailing = options & UInt32(SF_RULE_TRAILING) != 0
             guard leading || trailing else {
-                throw .invalidArgument(className: className, selector: selector,
-                                       reason: "SF_THROTTLE_THROTTLE needs SF_RULE_LEADING, SF_RULE_TRAILING or both in options")
+                throw .invalidArgument(.init(className: className, selector: selector, expected: "SF_RULE_LEADING, SF_RULE_TRAILING or both in the options of SF_THROTTLE_THROTTLE", actual: "neither"))
             }
             return .throttle(leading: leading, trailing: trailing)
         default:
-            throw .invalidArgument(className: className, selector: selector, reason: "throttle mode \(mode.rawValue) is not an sf_throttle_mode")
+            throw .invalidArgument(.init(className: className, selector: selector, expected: "an sf_throttle_mode", actual: "\(mode.rawValue)"))
         }
     }
 
@@ -81,16 +80,16 @@ public func sf_rule_create_impl(_ target: sf_id?, _ sel: sf_sel?, _ mode: sf_thr
                                 _ options: UInt32) -> sf_rule_t? {
     let name = CRules.className(target)
     do throws(RuntimeError) {
-        guard let target else { throw .invalidArgument(className: "-", selector: "-", reason: "rule target is NULL") }
-        guard let sel else { throw .invalidArgument(className: name, selector: "-", reason: "selector is NULL") }
+        guard let target else { throw .nullArgument("a rule target") }
+        guard let sel else { throw .nullArgument("a selector", className: name) }
         let s = Selector(raw: sel)
         guard durationNs <= UInt64(Int64.max) else {
-            throw .invalidArgument(className: name, selector: s.name, reason: "duration \(durationNs) ns does not fit in 63 bits")
+            throw .invalidArgument(.init(className: name, selector: s.name, expected: "a duration up to Int64.max ns", actual: "\(durationNs) ns"))
         }
         let known = UInt32(SF_RULE_LEADING) | UInt32(SF_RULE_TRAILING) | UInt32(SF_RULE_RETURN_LAST_RESULT)
             | UInt32(SF_RULE_LATEST)
         guard options & ~known == 0 else {
-            throw .invalidArgument(className: name, selector: s.name, reason: "unknown option bits 0x\(String(options & ~known, radix: 16))")
+            throw .invalidArgument(.init(className: name, selector: s.name, expected: "SF_RULE_* option bits", actual: "unknown bits 0x\(String(options & ~known, radix: 16))"))
         }
         let m = try CRules.mode(mode, options, className: name, selector: s.name)
         let r = Rule(target: CRules.receiver(target), selector: s, duration: .nanoseconds(Int64(durationNs)), mode: m)
@@ -152,7 +151,7 @@ public func sf_rule_discard_impl(_ handle: sf_rule_t?, _ pending: sf_pending_pol
         switch pending {
         case SF_PENDING_CANCEL: policy = .cancel
         case SF_PENDING_FLUSH: policy = .flush
-        default: throw .invalidArgument(className: "-", selector: r.selector.name, reason: "pending policy \(pending.rawValue) is not SF_PENDING_CANCEL or SF_PENDING_FLUSH")
+        default: throw .invalidArgument(.init(selector: r.selector.name, expected: "SF_PENDING_CANCEL or SF_PENDING_FLUSH", actual: "pending policy \(pending.rawValue)"))
         }
         return r.discard(pending: policy) ? ok() : notApplied(r, "discard")
     }
@@ -217,7 +216,7 @@ public func sf_rule_release_impl(_ handle: sf_rule_t?) -> sf_status {
 @_cdecl("sf_manual_clock_create")
 public func sf_manual_clock_create_impl(_ nowNs: UInt64) -> sf_manual_clock_t? {
     guard nowNs <= UInt64(Int64.max) else {
-        _ = record(RuntimeError.invalidArgument(className: "-", selector: "-", reason: "clock start \(nowNs) ns does not fit in 63 bits"))
+        _ = record(RuntimeError.invalidArgument(.init(expected: "a clock start up to Int64.max ns", actual: "\(nowNs) ns")))
         return nil
     }
     _ = ok()
@@ -230,7 +229,7 @@ public func sf_manual_clock_advance_impl(_ clock: sf_manual_clock_t?, _ ns: UInt
     do throws(RuntimeError) {
         let c = try CRules.clocks.lookup(clock)
         guard ns <= UInt64(Int64.max - c.now.nanoseconds) else {
-            throw RuntimeError.invalidArgument(className: "-", selector: "-", reason: "advancing by \(ns) ns overflows the clock")
+            throw RuntimeError.invalidArgument(.init(expected: "an advance that keeps the clock under Int64.max ns", actual: "\(ns) ns"))
         }
         c.advance(by: .nanoseconds(Int64(ns)))
         return ok()

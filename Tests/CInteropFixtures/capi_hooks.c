@@ -96,14 +96,14 @@ int fx_capi_hooks(const char *name) {
     /* The call handle dies with its callback. */
     CHECK(t.saved != NULL);
     CHECK(sf_call_getTarget(t.saved) == NULL && sf_last_error() == SF_ERR_INVALID_ARGUMENT);
-    CHECK(contains(sf_last_error_message(), "not in progress"));
+    CHECK(contains(sf_last_error_message(), "expected a call in progress on this thread"));
     long v;
     CHECK(sf_call_getArgument(t.saved, 0, &v, sizeof v) == SF_ERR_INVALID_ARGUMENT);
     CHECK(sf_call_proceed(t.saved) == SF_ERR_INVALID_ARGUMENT);
 
     /* Remove by token, once; the method is restored. */
     CHECK(sf_hook_remove(i) == SF_OK && sf_hook_remove(a) == SF_OK);
-    CHECK(sf_hook_remove(i) == SF_ERR_INVALID_ARGUMENT && contains(sf_last_error_message(), "not installed"));
+    CHECK(sf_hook_remove(i) == SF_ERR_INVALID_ARGUMENT && contains(sf_last_error_message(), "expected an installed hook token"));
     CHECK(!sf_hook_isActive(i));
     t.n = 0;
     CHECK(fx_capi_send_long(obj, "add:", 2, &st) == 32 && st == SF_OK && strcmp(t.log, "b") == 0);
@@ -140,7 +140,7 @@ int fx_capi_hook_bad_input(const char *name) {
     sf_id obj = sf_class_createInstance(cls);
 
     CHECK(sf_class_hookMethod(NULL, SEL("add:"), SF_HOOK_BEFORE, NULL, before_fn, &t) == 0);
-    CHECK(sf_last_error() == SF_ERR_INVALID_ARGUMENT && contains(sf_last_error_message(), "class is NULL"));
+    CHECK(sf_last_error() == SF_ERR_INVALID_ARGUMENT && contains(sf_last_error_message(), "expected a class, got NULL"));
     CHECK(sf_class_hookMethod(cls, NULL, SF_HOOK_BEFORE, NULL, before_fn, &t) == 0);
     CHECK(sf_last_error() == SF_ERR_INVALID_ARGUMENT && contains(sf_last_error_message(), name));
     CHECK(sf_class_hookMethod(cls, SEL("add:"), SF_HOOK_BEFORE, NULL, NULL, &t) == 0);
@@ -205,7 +205,7 @@ int fx_capi_object_hooks(const char *name) {
 static sf_status proceeding_body(sf_call_t call, void *context) {
     int *bad = context;
     if (sf_call_proceed(call) != SF_ERR_INVALID_ARGUMENT) *bad = __LINE__;   /* not a hook */
-    if (!contains(sf_last_error_message(), "outside a hook")) *bad = __LINE__;
+    if (!contains(sf_last_error_message(), "nothing to proceed to")) *bad = __LINE__;
     return SF_OK;
 }
 

@@ -297,7 +297,7 @@ int fx_scenario_msg_send(const char *name) {
 
     // Bad calls are refused with a code, never a crash.
     CHECK(sf_msg_send(obj, add, NULL, args2) == SF_ERR_INVALID_ARGUMENT);
-    CHECK(contains(sf_last_error_message(), "ret is NULL") && contains(sf_last_error_message(), name));
+    CHECK(contains(sf_last_error_message(), "ret: expected storage") && contains(sf_last_error_message(), name));
     CHECK(sf_msg_send(obj, add, &sum, NULL) == SF_ERR_INVALID_ARGUMENT);
     void *holey[] = {&a, NULL};
     CHECK(sf_msg_send(obj, add, &sum, holey) == SF_ERR_INVALID_ARGUMENT);

@@ -166,7 +166,7 @@ final class CInteropMixedTests: XCTestCase {
     private func assertThrowsUnrecognized(_ body: () throws -> Int) {
         XCTAssertThrowsError(try body()) { error in
             XCTAssertEqual(error as? RuntimeError,
-                           .doesNotRecognizeSelector(className: cls.name, selector: "noSuchMethod:", isClassMethod: false))
+                           .doesNotRecognizeSelector(.init(className: cls.name, selector: "noSuchMethod:", isClassMethod: false)))
         }
     }
 
@@ -184,15 +184,15 @@ final class CInteropMixedTests: XCTestCase {
     }
 
     func testErrorCodesMatchRuntimeErrors() {
-        XCTAssertEqual(RuntimeError.doesNotRecognizeSelector(className: "", selector: "", isClassMethod: false).code, SF_ERR_UNRECOGNIZED_SELECTOR)
-        XCTAssertEqual(RuntimeError.duplicateClass(name: "").code, SF_ERR_DUPLICATE_CLASS)
-        XCTAssertEqual(RuntimeError.malformedEncoding(encoding: "", offset: 0, reason: "").code, SF_ERR_BAD_ENCODING)
-        XCTAssertEqual(RuntimeError.signatureMismatch(className: "", selector: "", expected: "", actual: "").code, SF_ERR_SIGNATURE_MISMATCH)
-        XCTAssertEqual(RuntimeError.invalidArgument(className: "", selector: "", reason: "").code, SF_ERR_INVALID_ARGUMENT)
-        XCTAssertEqual(RuntimeError.classInUse(name: "", reason: "").code, SF_ERR_CLASS_IN_USE)
-        XCTAssertEqual(RuntimeError.methodExists(className: "", selector: "").code, SF_ERR_METHOD_EXISTS)
-        XCTAssertEqual(RuntimeError.classAlreadyRegistered(name: "", operation: "").code, SF_ERR_CLASS_REGISTERED)
-        XCTAssertEqual(RuntimeError.noSuchMethod(className: "", selector: "").code, SF_ERR_NO_SUCH_METHOD)
-        XCTAssertEqual(RuntimeError.reservedSelector(className: "", selector: "", reason: "").code, SF_ERR_RESERVED_SELECTOR)
+        XCTAssertEqual(RuntimeError.doesNotRecognizeSelector(.init(className: "", selector: "", isClassMethod: false)).code, SF_ERR_UNRECOGNIZED_SELECTOR)
+        XCTAssertEqual(RuntimeError.duplicateClass(.init(className: "")).code, SF_ERR_DUPLICATE_CLASS)
+        XCTAssertEqual(RuntimeError.malformedEncoding(.init(actual: "", offset: 0, reason: "")).code, SF_ERR_BAD_ENCODING)
+        XCTAssertEqual(RuntimeError.signatureMismatch(.init(className: "", selector: "", expected: "", actual: "")).code, SF_ERR_SIGNATURE_MISMATCH)
+        XCTAssertEqual(RuntimeError.invalidArgument(.init(className: "", selector: "", reason: "")).code, SF_ERR_INVALID_ARGUMENT)
+        XCTAssertEqual(RuntimeError.classInUse(.init(className: "", reason: "")).code, SF_ERR_CLASS_IN_USE)
+        XCTAssertEqual(RuntimeError.methodExists(.init(className: "", selector: "")).code, SF_ERR_METHOD_EXISTS)
+        XCTAssertEqual(RuntimeError.classAlreadyRegistered(.init(className: "", operation: "")).code, SF_ERR_CLASS_REGISTERED)
+        XCTAssertEqual(RuntimeError.noSuchMethod(.init(className: "", selector: "")).code, SF_ERR_NO_SUCH_METHOD)
+        XCTAssertEqual(RuntimeError.reservedSelector(.init(className: "", selector: "", reason: "")).code, SF_ERR_RESERVED_SELECTOR)
     }
 }

@@ -68,7 +68,7 @@ final class AssociationPolicyTests: XCTestCase {
 
     func testACopyThatThrowsStoresNothing() throws {
         let cls = try values()
-        try cls.addMethod("copy") { (_: ObjectRef) throws -> Object? in throw RuntimeError.invalidArgument(className: "x", selector: "copy", reason: "no") }
+        try cls.addMethod("copy") { (_: ObjectRef) throws -> Object? in throw RuntimeError.invalidArgument(.init(className: "x", selector: "copy", reason: "no")) }
         let owner = try cls.createInstance()
         let v = try cls.createInstance()
         XCTAssertThrowsError(try owner.setAssociatedObject(v.ref, for: Self.key, policy: .copy))
@@ -106,7 +106,7 @@ final class AssociationPolicyTests: XCTestCase {
         XCTAssertEqual(sf_object_retainCount(v.raw), 1, "the retained value was replaced by an assigned one")
         XCTAssertEqual(sf_setAssociatedObjectWithPolicy(owner.raw, Self.key.rawKey, v.raw, sf_association_policy(rawValue: 2)),
                        SF_ERR_INVALID_ARGUMENT)
-        XCTAssertTrue(String(cString: sf_last_error_message()).contains("not an association policy"))
+        XCTAssertTrue(String(cString: sf_last_error_message()).contains("expected an association policy (0, 1, 3, 01401 or 01403), got 2"))
         XCTAssertEqual(sf_setAssociatedObjectWithPolicy(nil, Self.key.rawKey, v.raw, SF_ASSOCIATION_RETAIN), SF_ERR_INVALID_ARGUMENT)
         XCTAssertEqual(sf_setAssociatedObjectWithPolicy(owner.raw, nil, v.raw, SF_ASSOCIATION_RETAIN), SF_ERR_INVALID_ARGUMENT)
         XCTAssertNil(sf_copyAssociatedObject(owner.raw, Self.other.rawKey))

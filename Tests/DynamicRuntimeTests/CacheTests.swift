@@ -30,7 +30,7 @@ final class CacheTests: XCTestCase {
         try a.replaceMethod("foo") { (_: ObjectRef) in 4 }
         XCTAssertEqual(try obj.send("foo") as Int, 4, "replacing in place is seen through the cached entry")
         try a.removeMethod("foo")
-        assertThrows(.doesNotRecognizeSelector(className: c.name, selector: "foo", isClassMethod: false)) { try obj.send("foo") as Int }
+        assertThrows(.doesNotRecognizeSelector(.init(className: c.name, selector: "foo", isClassMethod: false))) { try obj.send("foo") as Int }
     }
 
     func testAMethodAddedAfterAMissIsFound() throws {

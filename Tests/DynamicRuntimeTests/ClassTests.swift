@@ -28,19 +28,19 @@ final class ClassTests: XCTestCase {
     func testAllocateThenRegister() throws {
         let name = uniqueName()
         let cls = try RuntimeClass.allocate(name: name)
-        assertThrows(.classNotRegistered(name: name, operation: "create an instance")) { try cls.createInstance() }
+        assertThrows(.classNotRegistered(.init(className: name, operation: "create an instance"))) { try cls.createInstance() }
         let child = uniqueName("child")
-        assertThrows(.classNotRegistered(name: name, operation: "subclass it")) {
+        assertThrows(.classNotRegistered(.init(className: name, operation: "subclass it"))) {
             try RuntimeClass(name: child, superclass: cls)
         }
         // The name is reserved while the pair is being built.
-        assertThrows(.duplicateClass(name: name)) { try RuntimeClass(name: name) }
+        assertThrows(.duplicateClass(.init(className: name))) { try RuntimeClass(name: name) }
         try cls.addIvar("count", type: .int64)
         cls.register()
         XCTAssertTrue(RuntimeClass.named(name) === cls)
         let obj = try cls.createInstance()
         XCTAssertEqual(obj.retainCount, 1)
-        assertThrows(.classAlreadyRegistered(name: name, operation: "add ivar 'late'")) {
+        assertThrows(.classAlreadyRegistered(.init(className: name, operation: "add ivar 'late'"))) {
             try cls.addIvar("late", type: .int32)
         }
     }
@@ -60,10 +60,10 @@ final class ClassTests: XCTestCase {
     func testDuplicateNamesThrow() throws {
         let name = uniqueName()
         let cls = try RuntimeClass(name: name)
-        assertThrows(.duplicateClass(name: name)) { try RuntimeClass(name: name) }
-        assertThrows(.duplicateClass(name: name)) { try RuntimeClass.allocate(name: name) }
+        assertThrows(.duplicateClass(.init(className: name))) { try RuntimeClass(name: name) }
+        assertThrows(.duplicateClass(.init(className: name))) { try RuntimeClass.allocate(name: name) }
         XCTAssertTrue(RuntimeClass.named(name) === cls, "a failed duplicate leaves the original registered")
-        XCTAssertEqual(RuntimeError.duplicateClass(name: name).code, SF_ERR_DUPLICATE_CLASS)
+        XCTAssertEqual(RuntimeError.duplicateClass(.init(className: name)).code, SF_ERR_DUPLICATE_CLASS)
     }
 
     func testBadClassNamesAndSuperclasses() throws {
@@ -71,14 +71,15 @@ final class ClassTests: XCTestCase {
         XCTAssertNotNil(thrownError { try RuntimeClass(name: "with\0nul") })
         let base = try RuntimeClass(name: uniqueName())
         let name = uniqueName("child")
-        guard case .invalidArgument(let cls, _, let reason)? = thrownError({ try RuntimeClass(name: name, superclass: base.metaclass) }) else {
+        guard case .invalidArgument(let context)? = thrownError({ try RuntimeClass(name: name, superclass: base.metaclass) }) else {
             return XCTFail("a metaclass superclass must be rejected")
         }
-        XCTAssertEqual(cls, name)
-        XCTAssertTrue(reason.contains("metaclass"), reason)
+        XCTAssertEqual(context.className, name)
+        XCTAssertEqual(context.expected, "an ordinary class as superclass")
+        XCTAssertEqual(context.actual, "metaclass '\(base.metaclass.name)'")
         XCTAssertNil(RuntimeClass.named(name), "a rejected class does not keep its name")
         XCTAssertNil(RuntimeClass.named(uniqueName("never")))
-        assertThrows(.invalidArgument(className: base.name, selector: "-", reason: "cannot instantiate a metaclass")) {
+        assertThrows(.invalidArgument(.init(className: base.name, operation: "create an instance", expected: "a class", actual: "a metaclass"))) {
             try base.metaclass.createInstance()
         }
     }
@@ -198,7 +199,7 @@ final class ClassTests: XCTestCase {
         let sub = try RuntimeClass.allocate(name: uniqueName("Sub"), superclass: cls)
         XCTAssertNotNil(thrownError { try sub.addIvar("x", type: .int8) }, "names are unique along the chain")
         sub.register()
-        assertThrows(.classAlreadyRegistered(name: sub.name, operation: "add ivar 'y'")) { try sub.addIvar("y", type: .int8) }
+        assertThrows(.classAlreadyRegistered(.init(className: sub.name, operation: "add ivar 'y'"))) { try sub.addIvar("y", type: .int8) }
         XCTAssertEqual(cls.ivars.count, 1)
     }
 
@@ -244,12 +245,13 @@ final class ClassTests: XCTestCase {
     func testDisposeRules() throws {
         let base = try RuntimeClass(name: uniqueName("Base"))
         let sub = try RuntimeClass(name: uniqueName("Sub"), superclass: base)
-        guard case .classInUse(let n, let reason)? = thrownError({ try base.dispose() }) else { return XCTFail() }
-        XCTAssertEqual(n, base.name)
+        guard case .classInUse(let context)? = thrownError({ try base.dispose() }) else { return XCTFail() }
+        XCTAssertEqual(context.className, base.name)
+        let reason = try XCTUnwrap(context.reason)
         XCTAssertTrue(reason.contains(sub.name), reason)
         var obj: Object? = try sub.createInstance()
-        guard case .classInUse(_, let r2)? = thrownError({ try sub.dispose() }) else { return XCTFail() }
-        XCTAssertTrue(r2.contains("1 instance"), r2)
+        guard case .classInUse(let c2)? = thrownError({ try sub.dispose() }) else { return XCTFail() }
+        XCTAssertEqual(c2.reason, "1 instance(s) still alive")
         XCTAssertNotNil(thrownError { try sub.metaclass.dispose() })
         obj = nil
         _ = obj

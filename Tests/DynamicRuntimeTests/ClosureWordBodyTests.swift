@@ -171,9 +171,9 @@ final class ClosureWordBodyTests: XCTestCase {
         let o = try cls.createInstance()
         XCTAssertEqual(try o.send("check:", 5) as Int, 5)
         XCTAssertThrowsError(try o.send("check:", -1) as Int) { e in
-            guard case let .implementationFailed(className, selector, _) = e as? RuntimeError else { return XCTFail("\(e)") }
-            XCTAssertEqual(className, cls.name)
-            XCTAssertEqual(selector, "check:")
+            guard case let .implementationFailed(context) = e as? RuntimeError else { return XCTFail("\(e)") }
+            XCTAssertEqual(context.className, cls.name)
+            XCTAssertEqual(context.selector, "check:")
         }
         let call = unsafeBitCast(cls.method(for: "check:")!.implementation.pointer,
                                  to: (@convention(c) (sf_id?, sf_sel?, Int) -> Int).self)

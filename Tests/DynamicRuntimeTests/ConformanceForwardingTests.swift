@@ -124,11 +124,11 @@ final class ConformanceForwardingTests: XCTestCase {
         let bare = try RuntimeClass(name: "CFForwardIMPBare")
         try bare.addMethod("value", implementation: .forwarding, types: "q@:")
         XCTAssertThrowsError(try bare.createInstance().send("value") as Int) { error in
-            guard case .doesNotRecognizeSelector(let c, let s, _)? = error as? RuntimeError else {
+            guard case .doesNotRecognizeSelector(let context)? = error as? RuntimeError else {
                 return XCTFail("\(error)")
             }
-            XCTAssertEqual(c, "CFForwardIMPBare")
-            XCTAssertEqual(s, "value")
+            XCTAssertEqual(context.className, "CFForwardIMPBare")
+            XCTAssertEqual(context.selector, "value")
         }
     }
 }

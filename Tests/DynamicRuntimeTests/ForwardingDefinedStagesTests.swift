@@ -51,7 +51,7 @@ final class ForwardingDefinedStagesTests: XCTestCase {
         XCTAssertEqual(try o.send("add:to:", 40, 2) as Int, 42)
         XCTAssertEqual(t.retainCount, 1, "the +1 from the C forwarding target is balanced")
         XCTAssertEqual(thrownError { try o.send("nothing") as Int },
-                       .doesNotRecognizeSelector(className: cls.name, selector: "nothing", isClassMethod: false))
+                       .doesNotRecognizeSelector(.init(className: cls.name, selector: "nothing", isClassMethod: false)))
         XCTAssertEqual(cUnrecognized, ["nothing"])
 
         // The same from C.

@@ -54,7 +54,8 @@ final class ForwardingFrameTests: XCTestCase {
         let o = try makeDecliningClass(stages, forward: false).createInstance()
 
         XCTAssertThrowsError(try o.send("nothing:", 1, as: Int.self)) { error in
-            guard case .doesNotRecognizeSelector(_, "nothing:", false)? = error as? RuntimeError else {
+            guard case .doesNotRecognizeSelector(let context)? = error as? RuntimeError, context.selector == "nothing:",
+                  !context.isClassMethod else {
                 return XCTFail("\(error)")
             }
         }

@@ -167,7 +167,7 @@ final class ForwardingProxyTests: XCTestCase {
 
         let notAProxy = try makeClass("FwdNotAProxy")
         XCTAssertTrue(thrownError { try Proxy.create(notAProxy, wrapping: t) }?.isInvalidArgument ?? false)
-        XCTAssertEqual(thrownError { try Proxy.makeClass(name: inner.name) }, .duplicateClass(name: inner.name))
+        XCTAssertEqual(thrownError { try Proxy.makeClass(name: inner.name) }, .duplicateClass(.init(className: inner.name)))
 
         // An interceptor that throws: the sender gets the error, the proxy keeps working.
         let failing = try makeProxyClass("FwdProxyFails") { inv, proceed in

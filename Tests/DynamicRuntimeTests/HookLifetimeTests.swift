@@ -142,8 +142,8 @@ final class HookLifetimeTests: XCTestCase {
                 do {
                     try ref.hook("twice:") { _ in }
                     result.append(1)
-                } catch RuntimeError.hookFailed(_, _, let reason) {
-                    result.append(reason.contains("being deallocated") ? 0 : 2)
+                } catch RuntimeError.hookFailed(let context) {
+                    result.append(context.actual == "an object being deallocated" ? 0 : 2)
                 } catch {
                     result.append(3)
                 }

@@ -46,9 +46,9 @@ final class HookSafetyTests: XCTestCase {
         try cls.setForwardInvocation { inv in try inv.setReturnValue(1) }
         XCTAssertEqual(try o.send("viaForwarding") as Int, 1)
         XCTAssertTrue(thrownError { try cls.hook("viaForwarding", .before) { _ in } }?.isHookFailed ?? false)
-        if case let .hookFailed(className, selector, _)? = thrownError({ try cls.hook("missing:", .before) { _ in } }) {
-            XCTAssertEqual(className, cls.name)
-            XCTAssertEqual(selector, "missing:")
+        if case let .hookFailed(context)? = thrownError({ try cls.hook("missing:", .before) { _ in } }) {
+            XCTAssertEqual(context.className, cls.name)
+            XCTAssertEqual(context.selector, "missing:")
         } else {
             XCTFail("expected hookFailed")
         }
@@ -94,11 +94,14 @@ final class HookSafetyTests: XCTestCase {
         XCTAssertTrue(thrownError { try cls.hook("add:to:", .before, expecting: "v@:qq") { _ in } }?.isSignatureMismatch ?? false)
         XCTAssertTrue(thrownError { try o.hook("add:to:", .before, expecting: "i@:ii") { _ in } }?.isSignatureMismatch ?? false)
         XCTAssertTrue(thrownError { try cls.hook("add:to:", .before, expecting: "q@:q{") { _ in } }?.isMalformedEncoding ?? false)
-        if case let .signatureMismatch(className, selector, expected, actual)? = thrownError({ try cls.hook("add:to:", .before, expecting: "d@:dd") { _ in } }) {
-            XCTAssertEqual(className, cls.name)
-            XCTAssertEqual(selector, "add:to:")
-            XCTAssertEqual(expected, "q@:qq")
-            XCTAssertEqual(actual, "d@:dd")
+        if case let .signatureMismatch(context)? = thrownError({ try cls.hook("add:to:", .before, expecting: "d@:dd") { _ in } }) {
+            XCTAssertEqual(context.className, cls.name)
+            XCTAssertEqual(context.selector, "add:to:")
+            XCTAssertEqual(context.expected, "q@:qq")
+            XCTAssertEqual(context.actual, "d@:dd")
+            XCTAssertEqual(context.operation, "the hook")
+            XCTAssertEqual(RuntimeError.signatureMismatch(context).description,
+                           "-[\(cls.name) add:to:] has signature \"q@:qq\", but the hook uses \"d@:dd\"")
         } else {
             XCTFail("expected signatureMismatch")
         }
@@ -129,13 +132,14 @@ final class HookSafetyTests: XCTestCase {
             let observer = try cls.hook("add:to:", .after) { _ in afterRan += 1 }
             for send in [{ try o.send("add:to:", 1, 2) as Int }, { try o.send("add:to:", 1, 2).intValue ?? -1 }] {
                 let e = thrownError(send)
-                guard case let .implementationFailed(className, selector, reason)? = e else {
+                guard case let .implementationFailed(context)? = e else {
                     XCTFail("\(position): \(String(describing: e))")
                     continue
                 }
-                XCTAssertEqual(className, cls.name)
-                XCTAssertEqual(selector, "add:to:")
-                XCTAssertTrue(reason.contains("refused \(position)"), reason)
+                XCTAssertEqual(context.className, cls.name)
+                XCTAssertEqual(context.selector, "add:to:")
+                XCTAssertEqual(context.underlying as? FwdTestError, FwdTestError(message: "refused \(position)"),
+                               "the hook's own error, typed")
             }
             switch position {
             case .before:
@@ -154,10 +158,10 @@ final class HookSafetyTests: XCTestCase {
         }
         // A RuntimeError thrown by a hook arrives unchanged.
         let t = try cls.hook("add:to:", .before) { _ in
-            throw RuntimeError.invalidArgument(className: "Custom", selector: "add:to:", reason: "negative")
+            throw RuntimeError.invalidArgument(.init(className: "Custom", selector: "add:to:", reason: "negative"))
         }
         XCTAssertEqual(thrownError { try o.send("add:to:", -1, 2) as Int },
-                       .invalidArgument(className: "Custom", selector: "add:to:", reason: "negative"))
+                       .invalidArgument(.init(className: "Custom", selector: "add:to:", reason: "negative")))
         t.remove()
     }
 
@@ -177,12 +181,13 @@ final class HookSafetyTests: XCTestCase {
             let tokens = [try cls.hook("div:by:", .instead) { try $0.proceed() },
                           try cls.hook("div:by:", .after) { _ in afterRan.withLock { $0 += 1 } }]
             XCTAssertEqual(try o.send("div:by:", 42, 2) as Int, 21)
-            guard case let .implementationFailed(className, selector, reason)? = thrownError({ try o.send("div:by:", 1, 0) as Int }) else {
+            guard case let .implementationFailed(context)? = thrownError({ try o.send("div:by:", 1, 0) as Int }) else {
                 XCTFail("\(cls.name): expected implementationFailed")
                 continue
             }
-            XCTAssertEqual(className, cls.name)
-            XCTAssertEqual(selector, "div:by:")
+            XCTAssertEqual(context.className, cls.name)
+            XCTAssertEqual(context.selector, "div:by:")
+            let reason = RuntimeError.implementationFailed(context).description
             XCTAssertTrue(reason.contains("division by zero"), reason)
             XCTAssertEqual(afterRan.current, 1, "after-hooks do not run when the original throws")
             let args = FwdCArgs()
@@ -215,7 +220,7 @@ final class HookSafetyTests: XCTestCase {
         XCTAssertEqual(ret, 0, "the caller gets zero")
         t.remove()
         let t2 = try cls.hook("add:to:", .before) { _ in
-            throw RuntimeError.invalidArgument(className: cls.name, selector: "add:to:", reason: "no")
+            throw RuntimeError.invalidArgument(.init(className: cls.name, selector: "add:to:", reason: "no"))
         }
         XCTAssertEqual(args.send(o.raw, "add:to:", &ret), SF_ERR_INVALID_ARGUMENT)
         t2.remove()

@@ -74,10 +74,11 @@ final class IndexedIvarsAndInvokeTests: XCTestCase {
         let m = try owner.addMethod("n") { (me: ObjectRef) -> Int in try me.value(ofIvar: "n") }
         let stranger = try RuntimeClass(name: uniqueClassName("MIStranger")).createInstance()
         XCTAssertThrowsError(try m.invoke(on: stranger)) { error in
-            guard case let .invalidArgument(cls, sel, reason)? = error as? RuntimeError else { return XCTFail("\(error)") }
-            XCTAssertEqual(cls, owner.name)
-            XCTAssertEqual(sel, "n")
-            XCTAssertTrue(reason.contains("MIStranger"), reason)
+            guard case let .invalidArgument(context)? = error as? RuntimeError else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.className, owner.name)
+            XCTAssertEqual(context.selector, "n")
+            XCTAssertEqual(context.expected, "a receiver of '\(owner.name)' or a subclass")
+            XCTAssertTrue(context.actual?.contains("MIStranger") ?? false, "\(error)")
         }
         XCTAssertThrowsError(try m.invoke(on: ObjectRef.nil))
         XCTAssertThrowsError(try m.invoke(on: owner.createInstance(), 1), "too many arguments")

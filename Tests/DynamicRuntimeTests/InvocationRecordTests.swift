@@ -226,7 +226,7 @@ final class InvocationRecordTests: XCTestCase {
         // Unknown selector: the forwarding path runs, and without it the error comes back.
         inv.selector = "unknown:with:"
         XCTAssertEqual(thrownError { try inv.invoke() },
-                       .doesNotRecognizeSelector(className: a.name, selector: "unknown:with:", isClassMethod: false))
+                       .doesNotRecognizeSelector(.init(className: a.name, selector: "unknown:with:", isClassMethod: false)))
         try a.setForwardInvocation { fwd in try fwd.setReturnValue(-99) }
         try inv.invoke()
         XCTAssertEqual(try inv.returnValue(as: Int.self), -99)

@@ -40,7 +40,7 @@ final class LeakTests: XCTestCase {
         do {
             let obj = try cls.createInstance()
             for i in stride(from: 0, to: 10_000, by: 97) { XCTAssertEqual(try obj.send(Selector("leak\(i)")) as Int, i) }
-            assertThrows(.classInUse(name: cls.name, reason: "1 instance(s) still alive")) { try cls.dispose() }
+            assertThrows(.classInUse(.init(className: cls.name, reason: "1 instance(s) still alive"))) { try cls.dispose() }
             XCTAssertEqual(Runtime.liveClosureCount, start + 10_000, "a refused dispose frees nothing")
         }
         try cls.dispose()

@@ -181,49 +181,50 @@ final class MessageSendTests: XCTestCase {
 
     func testDynamicSendChecksArgumentCountAndTypes() throws {
         try cls.addMethod("add:to:", implementation: imp(cAddInts), types: "q@:qq")
-        guard case .invalidArgument(let c, let s, let reason)? = thrownError({ try obj.send("add:to:", 1) }) else { return XCTFail() }
-        XCTAssertEqual(c, cls.name)
-        XCTAssertEqual(s, "add:to:")
-        XCTAssertTrue(reason.contains("expected 2 argument(s)") && reason.contains("got 1"), reason)
-        guard case .invalidArgument(_, _, let r2)? = thrownError({ try obj.send("add:to:", 1, 2, 3) }) else { return XCTFail() }
-        XCTAssertTrue(r2.contains("got 3"), r2)
-        guard case .invalidArgument(_, _, let r3)? = thrownError({ try obj.send("add:to:", 1, 2.0) }) else { return XCTFail() }
-        XCTAssertTrue(r3.contains("argument 2") && r3.contains("'q'") && r3.contains("'d'"), r3)
-        guard case .invalidArgument(_, _, let r4)? = thrownError({ try obj.send("add:to:", Int32(1), 2) }) else { return XCTFail() }
-        XCTAssertTrue(r4.contains("argument 1"), r4)
-        guard case .invalidArgument(_, _, let r5)? = thrownError({ try obj.send("add:to:", arguments: [1, CString(nil)]) }) else { return XCTFail() }
-        XCTAssertTrue(r5.contains("'*'"), r5)
-        XCTAssertTrue(RuntimeError.invalidArgument(className: c, selector: s, reason: reason).description.contains("-[\(cls.name) add:to:]"))
+        let count = thrownError { try obj.send("add:to:", 1) }
+        XCTAssertEqual(count, .invalidArgument(.init(className: cls.name, selector: "add:to:",
+                                                     expected: "2 argument(s) for 'q@:qq'", actual: "1")))
+        XCTAssertEqual(count?.description, "-[\(cls.name) add:to:]: expected 2 argument(s) for 'q@:qq', got 1")
+        XCTAssertEqual(thrownError { try obj.send("add:to:", 1, 2, 3) }?.actual, "3")
+        let r3 = thrownError { try obj.send("add:to:", 1, 2.0) }
+        XCTAssertEqual(r3, .invalidArgument(.init(className: cls.name, selector: "add:to:", argument: 2,
+                                                  expected: "'q'", actual: "'d' (Double)")))
+        XCTAssertEqual(thrownError { try obj.send("add:to:", Int32(1), 2) }?.context.argument, 1)
+        let r5 = thrownError { try obj.send("add:to:", arguments: [1, CString(nil)]) }
+        XCTAssertEqual(r5?.context.argument, 2)
+        XCTAssertEqual(r5?.actual, "'*' (CString)")
 
         try cls.addMethod("scale:by:") { (_: ObjectRef, p: Point, k: Double) in Point(x: p.x * k, y: p.y * k) }
-        guard case .invalidArgument(_, _, let r6)? = thrownError({ try obj.send("scale:by:", Pair32(a: 1, b: 2), 1.0) }) else {
+        guard case .invalidArgument(let r6)? = thrownError({ try obj.send("scale:by:", Pair32(a: 1, b: 2), 1.0) }) else {
             return XCTFail("a struct of another layout is rejected")
         }
-        XCTAssertTrue(r6.contains("argument 1"), r6)
+        XCTAssertEqual(r6.argument, 1)
         let wrongBytes = DynamicValue.structure(Point.typeEncoding, [1, 2, 3])
-        guard case .invalidArgument(_, _, let r7)? = thrownError({ try obj.send("scale:by:", wrongBytes, 1.0) }) else {
+        guard case .invalidArgument(let r7)? = thrownError({ try obj.send("scale:by:", wrongBytes, 1.0) }) else {
             return XCTFail("a struct value with the wrong byte count is rejected")
         }
-        XCTAssertTrue(r7.contains("16-byte") && r7.contains("3 bytes"), r7)
+        XCTAssertEqual(r7.operation, "argument 1")
+        XCTAssertEqual(r7.expected, "a 16-byte struct '\(Point.typeEncoding.encoding)'")
+        XCTAssertEqual(r7.actual, "3 bytes")
         XCTAssertEqual(try obj.send("add:to:", DynamicValue.int64(2), DynamicValue.int64(3)).intValue, 5)
     }
 
     func testTypedSendChecksTheSignature() throws {
         try cls.addMethod("add:to:", implementation: imp(cAddInts), types: "q@:qq")
-        assertThrows(.signatureMismatch(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:qd")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:qd"))) {
             try obj.send("add:to:", 1, 2.0) as Int
         }
-        assertThrows(.signatureMismatch(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "d@:qq")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "d@:qq"))) {
             try obj.send("add:to:", 1, 2) as Double
         }
-        assertThrows(.signatureMismatch(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:q")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:q"))) {
             try obj.send("add:to:", 1) as Int
         }
-        assertThrows(.signatureMismatch(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:iq")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:iq"))) {
             try obj.send("add:to:", Int32(1), 2) as Int
         }
         try cls.addMethod("nothing") { (_: ObjectRef) in }
-        assertThrows(.signatureMismatch(className: cls.name, selector: "nothing", expected: "v@:", actual: "q@:")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "nothing", expected: "v@:", actual: "q@:"))) {
             try obj.send("nothing") as Int
         }
         // Discarding a value is allowed: `as: Void.self` on a method that returns one.
@@ -231,14 +232,14 @@ final class MessageSendTests: XCTestCase {
     }
 
     func testUnknownSelectorsThrowNamingClassAndSelector() throws {
-        let expected = RuntimeError.doesNotRecognizeSelector(className: cls.name, selector: "missing:", isClassMethod: false)
+        let expected = RuntimeError.doesNotRecognizeSelector(.init(className: cls.name, selector: "missing:", isClassMethod: false))
         assertThrows(expected) { try obj.send("missing:", 1) as Int }
         assertThrows(expected) { try obj.send("missing:", 1, as: Void.self) }
         assertThrows(expected) { try obj.send("missing:", 1) }
         assertThrows(expected) { try obj.send("missing:", 1.5) as Double }
         XCTAssertEqual(expected.description, "-[\(cls.name) missing:]: unrecognized selector sent to instance")
         XCTAssertEqual(expected.code, SF_ERR_UNRECOGNIZED_SELECTOR)
-        let classMiss = RuntimeError.doesNotRecognizeSelector(className: cls.name, selector: "make", isClassMethod: true)
+        let classMiss = RuntimeError.doesNotRecognizeSelector(.init(className: cls.name, selector: "make", isClassMethod: true))
         assertThrows(classMiss) { try cls.send("make") as Int }
         assertThrows(classMiss) { try cls.send("make") }
         XCTAssertEqual(classMiss.description, "+[\(cls.name) make]: unrecognized selector sent to class")
@@ -275,7 +276,7 @@ final class MessageSendTests: XCTestCase {
         XCTAssertEqual(try sub.send("classValue") as Int, 5, "class methods are inherited")
         XCTAssertEqual(try sub.send("subClassValue:", 1.25) as Double, 2.5)
         XCTAssertEqual(try sub.send("subClassValue:", 1.25).doubleValue, 2.5)
-        assertThrows(.doesNotRecognizeSelector(className: cls.name, selector: "subClassValue:", isClassMethod: true)) {
+        assertThrows(.doesNotRecognizeSelector(.init(className: cls.name, selector: "subClassValue:", isClassMethod: true))) {
             try cls.send("subClassValue:", 1.0) as Double
         }
         // The root metaclass inherits from the root class: root instance methods answer class
@@ -325,7 +326,7 @@ final class MessageSendTests: XCTestCase {
     /// object's own class (which would recurse for an overriding method).
     func testSuperSendFromARootClassDoesNotRedispatch() throws {
         try cls.addMethod("only") { (_: ObjectRef) in 1 }
-        assertThrows(.doesNotRecognizeSelector(className: cls.name, selector: "only", isClassMethod: false)) {
+        assertThrows(.doesNotRecognizeSelector(.init(className: cls.name, selector: "only", isClassMethod: false))) {
             try obj.asSuper(of: cls).send("only") as Int
         }
     }

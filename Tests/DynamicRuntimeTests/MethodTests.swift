@@ -73,13 +73,13 @@ final class MethodTests: XCTestCase {
     func testDeclaredTypesMustMatchTheClosure() throws {
         try cls.addMethod("ok:", types: "q@:q") { (_: ObjectRef, a: Int) in a }
         try cls.addMethod("long:", types: "l16@0:8l", { (_: ObjectRef, a: Int) in a })
-        assertThrows(.signatureMismatch(className: cls.name, selector: "bad:", expected: "i@:q", actual: "q@:q")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "bad:", expected: "i@:q", actual: "q@:q"))) {
             try cls.addMethod("bad:", types: "i@:q") { (_: ObjectRef, a: Int) in a }
         }
-        assertThrows(.signatureMismatch(className: cls.name, selector: "count:", expected: "q@:qq", actual: "q@:q")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "count:", expected: "q@:qq", actual: "q@:q"))) {
             try cls.addMethod("count:", types: "q@:qq") { (_: ObjectRef, a: Int) in a }
         }
-        assertThrows(.signatureMismatch(className: cls.name, selector: "ret", expected: "d@:", actual: "v@:")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "ret", expected: "d@:", actual: "v@:"))) {
             try cls.addMethod("ret", types: "d@:") { (_: ObjectRef) in }
         }
         guard case .malformedEncoding? = thrownError({ try cls.addMethod("enc", types: "q@") { (_: ObjectRef) in 1 } }) else {
@@ -91,9 +91,11 @@ final class MethodTests: XCTestCase {
     }
 
     func testMalformedTypesForCFunctionsThrow() {
-        guard case .malformedEncoding(_, 3, _)? = thrownError({ try cls.addMethod("f", implementation: imp(cAdd), types: "q@:x") }) else {
+        guard case .malformedEncoding(let context)? = thrownError({ try cls.addMethod("f", implementation: imp(cAdd), types: "q@:x") }) else {
             return XCTFail()
         }
+        XCTAssertEqual(context.offset, 3)
+        XCTAssertEqual(context.actual, "q@:x")
         XCTAssertFalse(cls.responds(to: "f"))
     }
 
@@ -113,18 +115,18 @@ final class MethodTests: XCTestCase {
 
     func testAddingAnExistingMethodThrows() throws {
         try cls.addMethod("x") { (_: ObjectRef) in 1 }
-        assertThrows(.methodExists(className: cls.name, selector: "x")) { try cls.addMethod("x") { (_: ObjectRef) in 2 } }
-        assertThrows(.methodExists(className: cls.name, selector: "x")) { try cls.addMethod("x", implementation: imp(cSelf), types: "@@:") }
+        assertThrows(.methodExists(.init(className: cls.name, selector: "x"))) { try cls.addMethod("x") { (_: ObjectRef) in 2 } }
+        assertThrows(.methodExists(.init(className: cls.name, selector: "x"))) { try cls.addMethod("x", implementation: imp(cSelf), types: "@@:") }
         XCTAssertEqual(try obj.send("x") as Int, 1)
     }
 
     func testReservedSelectorsAreRefused() {
         for name in ["dealloc", ".cxx_destruct"] {
-            guard case .reservedSelector(let c, let s, _)? = thrownError({ try cls.addMethod(Selector(name)) { (_: ObjectRef) in } }) else {
+            guard case .reservedSelector(let context)? = thrownError({ try cls.addMethod(Selector(name)) { (_: ObjectRef) in } }) else {
                 return XCTFail(name)
             }
-            XCTAssertEqual(c, cls.name)
-            XCTAssertEqual(s, name)
+            XCTAssertEqual(context.className, cls.name)
+            XCTAssertEqual(context.selector, name)
         }
     }
 
@@ -178,10 +180,10 @@ final class MethodTests: XCTestCase {
 
     func testReplaceWithAnIncompatibleSignatureThrows() throws {
         try cls.addMethod("v:") { (_: ObjectRef, a: Int) in a }
-        assertThrows(.signatureMismatch(className: cls.name, selector: "v:", expected: "q@:q", actual: "d@:q")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "v:", expected: "q@:q", actual: "d@:q"))) {
             try cls.replaceMethod("v:") { (_: ObjectRef, a: Int) in Double(a) }
         }
-        assertThrows(.signatureMismatch(className: cls.name, selector: "v:", expected: "q@:q", actual: "q@:qq")) {
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "v:", expected: "q@:q", actual: "q@:qq"))) {
             try cls.replaceMethod("v:", implementation: imp(cAdd), types: "q@:qq")
         }
         // `l` and `q` are the same machine type: compatible.
@@ -228,9 +230,9 @@ final class MethodTests: XCTestCase {
     func testExchangeErrors() throws {
         try cls.addMethod("a:b:", implementation: imp(cAdd), types: "q@:qq")
         try cls.addMethod("h:", implementation: imp(cHalf), types: "d@:d")
-        assertThrows(.noSuchMethod(className: cls.name, selector: "none")) { try cls.exchangeImplementations("none", "a:b:") }
-        assertThrows(.noSuchMethod(className: cls.name, selector: "none")) { try cls.exchangeImplementations("a:b:", "none") }
-        assertThrows(.signatureMismatch(className: cls.name, selector: "h:", expected: "q@:qq", actual: "d@:d")) {
+        assertThrows(.noSuchMethod(.init(className: cls.name, selector: "none"))) { try cls.exchangeImplementations("none", "a:b:") }
+        assertThrows(.noSuchMethod(.init(className: cls.name, selector: "none"))) { try cls.exchangeImplementations("a:b:", "none") }
+        assertThrows(.signatureMismatch(.init(className: cls.name, selector: "h:", expected: "q@:qq", actual: "d@:d"))) {
             try cls.exchangeImplementations("a:b:", "h:")
         }
         XCTAssertEqual(try obj.send("a:b:", 1, 2) as Int, 3, "a failed exchange changes nothing")
@@ -245,11 +247,11 @@ final class MethodTests: XCTestCase {
         try sub.removeMethod("v")
         XCTAssertEqual(try subObj.send("v") as Int, 1)
         try cls.removeMethod("v")
-        assertThrows(.doesNotRecognizeSelector(className: sub.name, selector: "v", isClassMethod: false)) {
+        assertThrows(.doesNotRecognizeSelector(.init(className: sub.name, selector: "v", isClassMethod: false))) {
             try subObj.send("v") as Int
         }
-        assertThrows(.noSuchMethod(className: cls.name, selector: "v")) { try cls.removeMethod("v") }
-        assertThrows(.noSuchMethod(className: sub.name, selector: "never")) { try sub.removeMethod("never") }
+        assertThrows(.noSuchMethod(.init(className: cls.name, selector: "v"))) { try cls.removeMethod("v") }
+        assertThrows(.noSuchMethod(.init(className: sub.name, selector: "never"))) { try sub.removeMethod("never") }
         // Removed, it can be added again.
         try cls.addMethod("v") { (_: ObjectRef) in 3 }
         XCTAssertEqual(try subObj.send("v") as Int, 3)
@@ -290,7 +292,7 @@ final class MethodTests: XCTestCase {
         XCTAssertEqual(try cls.send("make") as Int, 77)
         XCTAssertEqual(try cls.send("add:to:", 1, 2) as Int, 3)
         XCTAssertEqual(try cls.send("add:to:", 1, 2).intValue, 3)
-        assertThrows(.doesNotRecognizeSelector(className: cls.name, selector: "make", isClassMethod: false)) {
+        assertThrows(.doesNotRecognizeSelector(.init(className: cls.name, selector: "make", isClassMethod: false))) {
             try obj.send("make") as Int
         }
         XCTAssertEqual(cls.metaclass.ownMethod(for: "make")?.description, "+[\(cls.name) make] q@:")

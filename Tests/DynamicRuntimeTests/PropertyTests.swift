@@ -37,9 +37,9 @@ final class PropertyTests: XCTestCase {
         XCTAssertEqual(p.attributeString, "Tq,R,V_v")
         XCTAssertEqual(String(cString: old), "Ti,N", "a C reader's string stays valid")
         XCTAssertThrowsError(try cls.addProperty("value", attributes: "Ti")) { error in
-            guard case let .invalidArgument(c, s, _)? = error as? RuntimeError else { return XCTFail("\(error)") }
-            XCTAssertEqual(c, cls.name)
-            XCTAssertEqual(s, "value")
+            guard case let .invalidArgument(context)? = error as? RuntimeError else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.className, cls.name)
+            XCTAssertEqual(context.selector, "value")
         }
         let added = try cls.replaceProperty("other", attributes: "Td")
         XCTAssertEqual(cls.properties, [p, added])
@@ -65,7 +65,8 @@ final class PropertyTests: XCTestCase {
         ]
         for (text, offset, word) in bad {
             XCTAssertThrowsError(try cls.addProperty("p", attributes: text), text) { error in
-                guard case let .malformedEncoding(encoding, at, reason)? = error as? RuntimeError else { return XCTFail("\(text): \(error)") }
+                guard case let .malformedEncoding(context)? = error as? RuntimeError, let reason = context.reason else { return XCTFail("\(text): \(error)") }
+                let (encoding, at) = (context.actual, context.offset)
                 XCTAssertEqual(encoding, text)
                 XCTAssertEqual(at, offset, "\(text): \(reason)")
                 XCTAssertTrue(reason.contains(word), "\(text): \(reason)")

@@ -46,10 +46,10 @@ final class ProtocolTests: XCTestCase {
 
     func testBadInput() throws {
         let p = try RuntimeProtocol.allocate(name: "PTBad")
-        XCTAssertThrowsError(try RuntimeProtocol.allocate(name: "PTBad")) { XCTAssertEqual($0 as? RuntimeError, .duplicateProtocol(name: "PTBad")) }
+        XCTAssertThrowsError(try RuntimeProtocol.allocate(name: "PTBad")) { XCTAssertEqual($0 as? RuntimeError, .duplicateProtocol(.init(className: "PTBad"))) }
         XCTAssertThrowsError(try RuntimeProtocol.allocate(name: ""))
         XCTAssertThrowsError(try p.addMethodDescription("dealloc", types: "v@:", isRequired: true, isInstanceMethod: true)) {
-            guard case .reservedSelector(_, "dealloc", _)? = $0 as? RuntimeError else { return XCTFail("\($0)") }
+            guard case .reservedSelector(let context)? = $0 as? RuntimeError, context.selector == "dealloc" else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try p.addMethodDescription("x", types: "{bad", isRequired: true, isInstanceMethod: true)) {
             guard case .malformedEncoding? = $0 as? RuntimeError else { return XCTFail("\($0)") }
@@ -60,7 +60,7 @@ final class ProtocolTests: XCTestCase {
         XCTAssertThrowsError(try RuntimeClass(name: "PTAdopter").addProtocol(unregistered))
         XCTAssertNil(RuntimeProtocol.named("PTUnregistered"))
         try p.register()
-        XCTAssertThrowsError(try p.register()) { XCTAssertEqual($0 as? RuntimeError, .duplicateProtocol(name: "PTBad")) }
+        XCTAssertThrowsError(try p.register()) { XCTAssertEqual($0 as? RuntimeError, .duplicateProtocol(.init(className: "PTBad"))) }
         XCTAssertThrowsError(try p.addMethodDescription("late", types: "v@:", isRequired: true, isInstanceMethod: true))
         XCTAssertNil(RuntimeProtocol.validated(UnsafeRawPointer(bitPattern: 0x1000)))
     }

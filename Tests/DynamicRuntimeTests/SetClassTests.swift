@@ -34,10 +34,10 @@ final class SetClassTests: XCTestCase {
                                                             ("e", .int64), ("f", .int64), ("g", .int64), ("h", .int64)])
         let o = try small.createInstance()
         XCTAssertThrowsError(try o.setClass(large)) { error in
-            guard case let .incompatibleClass(cls, target, reason)? = error as? RuntimeError else { return XCTFail("\(error)") }
-            XCTAssertEqual(cls, "SCSmall")
-            XCTAssertEqual(target, "SCLarge")
-            XCTAssertTrue(reason.contains("bytes"), reason)
+            guard case let .incompatibleClass(context)? = error as? RuntimeError else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.className, "SCSmall")
+            XCTAssertEqual(context.target, "SCLarge")
+            XCTAssertTrue(context.reason?.contains("bytes") ?? false, "\(error)")
         }
         XCTAssertEqual(o.runtimeClass, small, "nothing changed")
         XCTAssertNil(sf_object_setClass(o.raw, large.raw))

@@ -62,7 +62,7 @@ final class SetSuperclassTests: XCTestCase {
         let subsub = try RuntimeClass(name: uniqueClassName("SSRefusedSub"), superclass: sub)
         func refused(_ body: () throws -> Void, _ word: String, file: StaticString = #filePath, line: UInt = #line) {
             XCTAssertThrowsError(try body(), file: file, line: line) { error in
-                guard case let .incompatibleClass(_, _, reason)? = error as? RuntimeError else {
+                guard case let .incompatibleClass(context)? = error as? RuntimeError, let reason = context.reason else {
                     return XCTFail("\(error)", file: file, line: line)
                 }
                 XCTAssertTrue(reason.contains(word), reason, file: file, line: line)

@@ -123,7 +123,8 @@ final class SignatureTests: XCTestCase {
         do {
             let sig = try Signature(text)
             XCTFail("\"\(text)\" parsed as \(sig)", file: file, line: line)
-        } catch let .malformedEncoding(encoding, at, reason) {
+        } catch let .malformedEncoding(context) {
+            let (encoding, at, reason) = (context.actual, context.offset, context.reason ?? "")
             XCTAssertEqual(encoding, text, file: file, line: line)
             XCTAssertEqual(at, offset, "offset for \"\(text)\": \(reason)", file: file, line: line)
             if let character {
@@ -134,7 +135,7 @@ final class SignatureTests: XCTestCase {
             if !reasonPart.isEmpty {
                 XCTAssertTrue(reason.contains(reasonPart), "\"\(text)\": \(reason)", file: file, line: line)
             }
-            let description = RuntimeError.malformedEncoding(encoding: encoding, offset: at, reason: reason).description
+            let description = RuntimeError.malformedEncoding(.init(actual: encoding, offset: at, reason: reason)).description
             XCTAssertTrue(description.contains("offset \(offset)"), description, file: file, line: line)
             XCTAssertTrue(text.isEmpty || description.contains(text), description, file: file, line: line)
         } catch {
@@ -189,7 +190,7 @@ final class SignatureTests: XCTestCase {
     }
 
     func testMalformedEncodingMapsToTheCErrorCode() {
-        let error = RuntimeError.malformedEncoding(encoding: "x", offset: 0, reason: "r")
+        let error = RuntimeError.malformedEncoding(.init(actual: "x", offset: 0, reason: "r"))
         XCTAssertEqual(error.code, SF_ERR_BAD_ENCODING)
     }
 

@@ -149,7 +149,7 @@ extension RuntimeError {
 }
 
 /// An error a test hook or method throws.
-struct FwdTestError: Error, CustomStringConvertible {
+struct FwdTestError: Error, Equatable, CustomStringConvertible {
     let message: String
     var description: String { "FwdTestError(\(message))" }
 }

@@ -20,11 +20,11 @@ final class UnboundIMPTests: XCTestCase {
         XCTAssertEqual(try a.createInstance().send("combine:with:", 4, 2) as Int, 42)
         XCTAssertEqual(try b.createInstance().send("mix:with:", 1, 7) as Int, 17)
         XCTAssertThrowsError(try a.addMethod("wrong", implementation: imp, types: "v@:")) { error in
-            guard case let .signatureMismatch(cls, sel, expected, actual)? = error as? RuntimeError else { return XCTFail("\(error)") }
-            XCTAssertEqual(cls, a.name)
-            XCTAssertEqual(sel, "wrong")
-            XCTAssertEqual(expected, "v@:")
-            XCTAssertTrue(actual.hasPrefix("q@:qq"), actual)
+            guard case let .signatureMismatch(context)? = error as? RuntimeError else { return XCTFail("\(error)") }
+            XCTAssertEqual(context.className, a.name)
+            XCTAssertEqual(context.selector, "wrong")
+            XCTAssertEqual(context.expected, "v@:")
+            XCTAssertTrue(context.actual?.hasPrefix("q@:qq") ?? false, "\(error)")
         }
         let raw = try IMP(types: "d@:d") { ret, args in ret.storeBytes(of: args[2]!.load(as: Double.self) * 2, as: Double.self) }
         try a.addMethod("twice:", implementation: raw, types: "d@:d")

@@ -55,11 +55,11 @@ final class EngineReturnValueTests: XCTestCase {
         rule.suppressedReturn = .value(.double(1.5))
         XCTAssertEqual(try fx.tick(obj, 1, at: 0), 10)
         XCTAssertThrowsError(try fx.tick(obj, 2, at: 1)) { error in
-            guard case .signatureMismatch(let className, let selector, _, _)? = error as? RuntimeError else {
+            guard case .signatureMismatch(let context)? = error as? RuntimeError else {
                 return XCTFail("\(error)")
             }
-            XCTAssertEqual(className, fx.cls.name)
-            XCTAssertEqual(selector, "tick:")
+            XCTAssertEqual(context.className, fx.cls.name)
+            XCTAssertEqual(context.selector, "tick:")
         }
         XCTAssertEqual(fx.hits, [hit(1, 0)], "the call was still dropped")
     }

@@ -56,7 +56,7 @@ final class BadInputTests: XCTestCase {
             ("v@:" + String(repeating: "q", count: 63), 66, "end of encoding: more than 64 arguments"),
         ]
         for (text, offset, reason) in cases {
-            XCTAssertEqual(encodingError(text), .malformedEncoding(encoding: text, offset: offset, reason: reason), text.debugDescription)
+            XCTAssertEqual(encodingError(text), .malformedEncoding(.init(actual: text, offset: offset, reason: reason)), text.debugDescription)
         }
         // The message names the encoding, the offset and the reason.
         XCTAssertEqual(encodingError("q@:x")?.description, "malformed type encoding \"q@:x\" at offset 3: character 'x': unknown type code")
@@ -70,17 +70,17 @@ final class BadInputTests: XCTestCase {
         let cls = try RuntimeClass(name: name("Enc"))
         let imp = IMP(address: UnsafeRawPointer(bitPattern: 0x1000))!
         XCTAssertThrowsError(try cls.addMethod("m", implementation: imp, types: "q@:x")) { e in
-            XCTAssertEqual(e as? RuntimeError, .malformedEncoding(encoding: "q@:x", offset: 3, reason: "character 'x': unknown type code"))
+            XCTAssertEqual(e as? RuntimeError, .malformedEncoding(.init(actual: "q@:x", offset: 3, reason: "character 'x': unknown type code")))
         }
         // Declared types that disagree with the closure's.
         XCTAssertThrowsError(try cls.addMethod("n", types: "d@:d") { (_: ObjectRef, a: Int) in a }) { e in
-            XCTAssertEqual(e as? RuntimeError, .signatureMismatch(className: cls.name, selector: "n", expected: "d@:d", actual: "q@:q"))
+            XCTAssertEqual(e as? RuntimeError, .signatureMismatch(.init(className: cls.name, selector: "n", expected: "d@:d", actual: "q@:q")))
         }
         // C: a status and a message, never a trap.
         XCTAssertEqual(sf_class_addMethod(cls.raw, sf_sel_registerName("c"), imp.pointer, "q@:x"), SF_ERR_BAD_ENCODING)
         XCTAssertEqual(String(cString: sf_last_error_message()), "malformed type encoding \"q@:x\" at offset 3: character 'x': unknown type code")
         XCTAssertEqual(sf_class_addMethod(cls.raw, sf_sel_registerName("c"), imp.pointer, nil), SF_ERR_INVALID_ARGUMENT)
-        XCTAssertEqual(String(cString: sf_last_error_message()), "-[\(cls.name) c]: type encoding is NULL")
+        XCTAssertEqual(String(cString: sf_last_error_message()), "-[\(cls.name) c]: expected a type encoding, got NULL")
     }
 
     // MARK: - Wrong argument counts and types
@@ -88,25 +88,21 @@ final class BadInputTests: XCTestCase {
     func testWrongArgumentCountDynamic() throws {
         let (cls, o) = try calculator()
         XCTAssertThrowsError(try o.send("add:to:", 1)) { e in
-            XCTAssertEqual(e as? RuntimeError, .invalidArgument(className: cls.name, selector: "add:to:",
-                                                                reason: "expected 2 argument(s) (q@:qq), got 1"))
+            XCTAssertEqual(e as? RuntimeError, .invalidArgument(.init(className: cls.name, selector: "add:to:", expected: "2 argument(s) for 'q@:qq'", actual: "1")))
         }
         XCTAssertThrowsError(try o.send("add:to:", 1, 2, 3)) { e in
-            XCTAssertEqual(e as? RuntimeError, .invalidArgument(className: cls.name, selector: "add:to:",
-                                                                reason: "expected 2 argument(s) (q@:qq), got 3"))
+            XCTAssertEqual(e as? RuntimeError, .invalidArgument(.init(className: cls.name, selector: "add:to:", expected: "2 argument(s) for 'q@:qq'", actual: "3")))
         }
     }
 
     func testWrongArgumentTypeDynamic() throws {
         let (cls, o) = try calculator()
         XCTAssertThrowsError(try o.send("add:to:", 1, 2.5)) { e in
-            XCTAssertEqual(e as? RuntimeError, .invalidArgument(className: cls.name, selector: "add:to:",
-                                                                reason: "argument 2 expects 'q' but got 'd' (Double)"))
-            XCTAssertEqual((e as? RuntimeError)?.description, "-[\(cls.name) add:to:]: argument 2 expects 'q' but got 'd' (Double)")
+            XCTAssertEqual(e as? RuntimeError, .invalidArgument(.init(className: cls.name, selector: "add:to:", argument: 2, expected: "'q'", actual: "'d' (Double)")))
+            XCTAssertEqual((e as? RuntimeError)?.description, "-[\(cls.name) add:to:]: argument 2: expected 'q', got 'd' (Double)")
         }
         XCTAssertThrowsError(try o.send("add:to:", 1, DynamicValue.cString(CString(nil)))) { e in
-            XCTAssertEqual(e as? RuntimeError, .invalidArgument(className: cls.name, selector: "add:to:",
-                                                                reason: "argument 2 expects 'q' but got '*' (DynamicValue)"))
+            XCTAssertEqual(e as? RuntimeError, .invalidArgument(.init(className: cls.name, selector: "add:to:", argument: 2, expected: "'q'", actual: "'*' (DynamicValue)")))
         }
     }
 
@@ -116,28 +112,26 @@ final class BadInputTests: XCTestCase {
         let o = try cls.createInstance()
         let pair = TypeEncoding.structure(name: "Pair", fields: [.double, .double])
         XCTAssertThrowsError(try o.send("pair:", DynamicValue.structure(pair, [1, 2, 3]))) { e in
-            XCTAssertEqual(e as? RuntimeError, .invalidArgument(className: cls.name, selector: "pair:",
-                                                                reason: "argument 1 is a 16-byte struct '{Pair=dd}', got 3 bytes"))
+            XCTAssertEqual(e as? RuntimeError, .invalidArgument(.init(className: cls.name, selector: "pair:", operation: "argument 1", expected: "a 16-byte struct '{Pair=dd}'", actual: "3 bytes")))
         }
         // A struct of another layout is a type error.
         let other = TypeEncoding.structure(name: "Other", fields: [.int32])
         XCTAssertThrowsError(try o.send("pair:", DynamicValue.structure(other, [0, 0, 0, 0]))) { e in
-            XCTAssertEqual(e as? RuntimeError, .invalidArgument(className: cls.name, selector: "pair:",
-                                                                reason: "argument 1 expects '{Pair=dd}' but got '{Other=i}' (DynamicValue)"))
+            XCTAssertEqual(e as? RuntimeError, .invalidArgument(.init(className: cls.name, selector: "pair:", argument: 1, expected: "'{Pair=dd}'", actual: "'{Other=i}' (DynamicValue)")))
         }
     }
 
     func testWrongTypesTyped() throws {
         let (cls, o) = try calculator()
         XCTAssertThrowsError(try o.send("add:to:", 1, 2.5) as Int) { e in
-            XCTAssertEqual(e as? RuntimeError, .signatureMismatch(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:qd"))
-            XCTAssertEqual((e as? RuntimeError)?.description, "-[\(cls.name) add:to:] has signature \"q@:qq\", but the caller used \"q@:qd\"")
+            XCTAssertEqual(e as? RuntimeError, .signatureMismatch(.init(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:qd")))
+            XCTAssertEqual((e as? RuntimeError)?.description, "-[\(cls.name) add:to:] has signature \"q@:qq\", but the sender uses \"q@:qd\"")
         }
         XCTAssertThrowsError(try o.send("add:to:", 1, 2) as Double) { e in
-            XCTAssertEqual(e as? RuntimeError, .signatureMismatch(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "d@:qq"))
+            XCTAssertEqual(e as? RuntimeError, .signatureMismatch(.init(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "d@:qq")))
         }
         XCTAssertThrowsError(try o.send("add:to:", 1) as Int) { e in
-            XCTAssertEqual(e as? RuntimeError, .signatureMismatch(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:q"))
+            XCTAssertEqual(e as? RuntimeError, .signatureMismatch(.init(className: cls.name, selector: "add:to:", expected: "q@:qq", actual: "q@:q")))
         }
         // Discarding a result is allowed: a void send of a non-void method.
         XCTAssertNoThrow(try o.send("add:to:", 1, 2, as: Void.self))
@@ -147,8 +141,7 @@ final class BadInputTests: XCTestCase {
         let (_, o) = try calculator()
         // No method: the frame is built from the caller's own types, and 'v' cannot be one.
         XCTAssertThrowsError(try o.send("missing:", DynamicValue.void)) { e in
-            XCTAssertEqual(e as? RuntimeError, .malformedEncoding(encoding: "v@:v", offset: 3,
-                                                                  reason: "character 'v': 'v' (void) is only valid as a return type or pointee"))
+            XCTAssertEqual(e as? RuntimeError, .malformedEncoding(.init(actual: "v@:v", offset: 3, reason: "character 'v': 'v' (void) is only valid as a return type or pointee")))
         }
     }
 
@@ -167,7 +160,7 @@ final class BadInputTests: XCTestCase {
     func testUnknownSelector() throws {
         let (cls, o) = try calculator()
         XCTAssertThrowsError(try o.send("missing")) { e in
-            XCTAssertEqual(e as? RuntimeError, .doesNotRecognizeSelector(className: cls.name, selector: "missing", isClassMethod: false))
+            XCTAssertEqual(e as? RuntimeError, .doesNotRecognizeSelector(.init(className: cls.name, selector: "missing", isClassMethod: false)))
             XCTAssertEqual((e as? RuntimeError)?.description, "-[\(cls.name) missing]: unrecognized selector sent to instance")
         }
         XCTAssertThrowsError(try cls.send("missing")) { e in
@@ -192,9 +185,7 @@ final class BadInputTests: XCTestCase {
         try cls.setForwardInvocation { inv in try inv.invoke() }
         let o = try cls.createInstance()
         XCTAssertThrowsError(try o.send("again", as: Int.self)) { e in
-            XCTAssertEqual(e as? RuntimeError, .forwardingFailed(
-                className: cls.name, selector: "again",
-                reason: "forwarding nested more than 64 levels; does forwardInvocation: or a forwarding target send the message back?"))
+            XCTAssertEqual(e as? RuntimeError, .forwardingFailed(.init(className: cls.name, selector: "again", reason: "forwarding nested more than 64 levels; does forwardInvocation: or a forwarding target send the message back?")))
         }
     }
 
@@ -205,13 +196,11 @@ final class BadInputTests: XCTestCase {
         for sel in ["forwardInvocation:", "methodSignatureForSelector:", "forwardingTargetForSelector:",
                     "resolveInstanceMethod:", "resolveClassMethod:", "doesNotRecognizeSelector:"] {
             XCTAssertThrowsError(try cls.hook(Selector(sel)) { _ in }) { e in
-                XCTAssertEqual(e as? RuntimeError, .reservedSelector(className: cls.name, selector: sel,
-                                                                     reason: "it drives forwarding itself; define the method instead of hooking it"))
+                XCTAssertEqual(e as? RuntimeError, .reservedSelector(.init(className: cls.name, selector: sel, reason: "it drives forwarding itself; define the method instead of hooking it")))
             }
         }
         XCTAssertThrowsError(try cls.addMethod("dealloc") { (_: ObjectRef) in }) { e in
-            XCTAssertEqual(e as? RuntimeError, .reservedSelector(className: cls.name, selector: "dealloc",
-                                                                 reason: "deallocation runs through dealloc observers (onDeallocate)"))
+            XCTAssertEqual(e as? RuntimeError, .reservedSelector(.init(className: cls.name, selector: "dealloc", reason: "deallocation runs through dealloc observers (onDeallocate)")))
             XCTAssertEqual((e as? RuntimeError)?.code, SF_ERR_RESERVED_SELECTOR)
         }
         XCTAssertThrowsError(try cls.hook("dealloc") { _ in }) { e in
@@ -219,7 +208,7 @@ final class BadInputTests: XCTestCase {
         }
         // Sending one is just an unrecognized selector when the class does not define it.
         XCTAssertThrowsError(try o.send("dealloc")) { e in
-            XCTAssertEqual(e as? RuntimeError, .doesNotRecognizeSelector(className: cls.name, selector: "dealloc", isClassMethod: false))
+            XCTAssertEqual(e as? RuntimeError, .doesNotRecognizeSelector(.init(className: cls.name, selector: "dealloc", isClassMethod: false)))
         }
         // A throttle rule on one is refused the same way.
         XCTAssertThrowsError(try cls.limit("forwardInvocation:", oncePer: .seconds(1), in: Engine())) { e in
@@ -252,8 +241,7 @@ final class BadInputTests: XCTestCase {
         XCTAssertTrue(engine.rule(for: o, selector: "add:to:") === instanceRule)
         // A rule for a selector nobody implements.
         XCTAssertThrowsError(try base.limit("missing", oncePer: .seconds(1), in: engine)) { e in
-            XCTAssertEqual(e as? ThrottleError, .runtime(.hookFailed(className: base.name, selector: "missing",
-                                                                     reason: "instances do not respond to it")))
+            XCTAssertEqual(e as? ThrottleError, .runtime(.hookFailed(.init(className: base.name, selector: "missing", reason: "instances do not respond to it"))))
         }
         engine.discardAll()
     }
@@ -385,7 +373,7 @@ final class BadInputTests: XCTestCase {
         // Before: the original does not run, the caller gets the error naming the method.
         var token = try cls.hook("add:to:", .before) { _ in throw HookError() }
         XCTAssertThrowsError(try o.send("add:to:", 1, 2) as Int) { e in
-            XCTAssertEqual(e as? RuntimeError, .implementationFailed(className: cls.name, selector: "add:to:", reason: "hook refused"))
+            XCTAssertEqual(e as? RuntimeError, .implementationFailed(.init(className: cls.name, selector: "add:to:", underlying: HookError())))
             XCTAssertEqual((e as? RuntimeError)?.description, "-[\(cls.name) add:to:] failed: hook refused")
         }
         XCTAssertEqual(originalRuns, 0)
@@ -408,10 +396,10 @@ final class BadInputTests: XCTestCase {
         // Instead, after proceeding: the original ran, the caller still gets the error.
         token = try cls.hook("add:to:", .instead) { ctx in
             try ctx.proceed()
-            throw RuntimeError.invalidArgument(className: "X", selector: "add:to:", reason: "after the fact")
+            throw RuntimeError.invalidArgument(.init(className: "X", selector: "add:to:", reason: "after the fact"))
         }
         XCTAssertThrowsError(try o.send("add:to:", 1, 2) as Int) { e in
-            XCTAssertEqual(e as? RuntimeError, .invalidArgument(className: "X", selector: "add:to:", reason: "after the fact"),
+            XCTAssertEqual(e as? RuntimeError, .invalidArgument(.init(className: "X", selector: "add:to:", reason: "after the fact")),
                            "a RuntimeError passes through unchanged")
         }
         XCTAssertEqual(originalRuns, 2)
@@ -432,7 +420,7 @@ final class BadInputTests: XCTestCase {
         try cls.addMethod("fail") { (_: ObjectRef) throws -> Int in throw HookError() }
         let o = try cls.createInstance()
         XCTAssertThrowsError(try o.send("fail") as Int) { e in
-            XCTAssertEqual(e as? RuntimeError, .implementationFailed(className: cls.name, selector: "fail", reason: "hook refused"))
+            XCTAssertEqual(e as? RuntimeError, .implementationFailed(.init(className: cls.name, selector: "fail", underlying: HookError())))
         }
         XCTAssertThrowsError(try o.send("fail"))
     }

@@ -12,9 +12,10 @@ func assertInvalidArgument<T>(_ reason: String, className: String? = nil, select
     do {
         _ = try body()
         XCTFail("expected invalidArgument, nothing was thrown", file: file, line: line)
-    } catch let RuntimeError.invalidArgument(cls, sel, why) {
-        if let className { XCTAssertEqual(cls, className, file: file, line: line) }
-        XCTAssertEqual(sel, selector, file: file, line: line)
+    } catch let RuntimeError.invalidArgument(context) {
+        if let className { XCTAssertEqual(context.className, className, file: file, line: line) }
+        XCTAssertEqual(context.selector, selector, file: file, line: line)
+        let why = RuntimeError.invalidArgument(context).description
         XCTAssertTrue(why.contains(reason), "\(why)", file: file, line: line)
     } catch {
         XCTFail("expected invalidArgument, got \(error)", file: file, line: line)
@@ -74,7 +75,7 @@ final class KnownBugTests: XCTestCase {
 
     func testKB2_dynamicMissPath() throws {
         let o = try RuntimeClass(name: "KB2.Miss").createInstance()
-        assertInvalidArgument("argument 1 is a 1-byte struct '{S1=c}', got 4096 bytes", className: "KB2.Miss", selector: "missing:") {
+        assertInvalidArgument("argument 1: expected a 1-byte struct '{S1=c}', got 4096 bytes", className: "KB2.Miss", selector: "missing:") {
             try o.send("missing:", DynamicValue.structure(Self.s1, Self.oversized))
         }
         assertInvalidArgument("got 4096 bytes", className: "KB2.Miss", selector: "missing:") {
@@ -91,12 +92,12 @@ final class KnownBugTests: XCTestCase {
             guard case .signatureMismatch = $0 as? RuntimeError else { return XCTFail("\($0)") }
         }
         // …and bytes that do not fill a matching slot are refused before anything is copied.
-        assertInvalidArgument("argument 1 is a 8-byte '^v', got 4096 bytes", className: "KB2.Typed", selector: "ptr:") {
+        assertInvalidArgument("argument 1: expected a 8-byte '^v', got 4096 bytes", className: "KB2.Typed", selector: "ptr:") {
             try o.send("ptr:", DynamicValue.structure(.pointer(.void), Self.oversized)) as Int
         }
         let p = try RuntimeClass(name: "KB2.TypedPair")
         try p.addMethod("pair:", types: "q@:{Pair=dd}") { ret, _ in ret.storeBytes(of: 1, as: Int.self) }
-        assertInvalidArgument("argument 1 is a 16-byte struct '{Pair=dd}', got 4096 bytes", className: "KB2.TypedPair", selector: "pair:") {
+        assertInvalidArgument("argument 1: expected a 16-byte struct '{Pair=dd}', got 4096 bytes", className: "KB2.TypedPair", selector: "pair:") {
             try p.createInstance().send("pair:", DynamicValue.structure(Self.pair, Self.oversized)) as Int
         }
         XCTAssertEqual(try p.createInstance().send("pair:", DynamicValue.structure(Self.pair, [UInt8](repeating: 0, count: 16))) as Int, 1)
@@ -106,7 +107,7 @@ final class KnownBugTests: XCTestCase {
     func testKB2_invocationSetArgument() throws {
         let sig = try Signature("v@:{Pair=dd}")
         let inv = Invocation(signature: sig, target: ObjectRef.nil, selector: "pair:")
-        assertInvalidArgument("argument 1 is a 16-byte struct '{Pair=dd}', got 4096 bytes", selector: "pair:") {
+        assertInvalidArgument("argument 1: expected a 16-byte struct '{Pair=dd}', got 4096 bytes", selector: "pair:") {
             try inv.setArgument(DynamicValue.structure(Self.pair, Self.oversized), at: 0)
         }
         XCTAssertNoThrow(try inv.setArgument(DynamicValue.structure(Self.pair, [UInt8](repeating: 1, count: 16)), at: 0))
@@ -116,7 +117,7 @@ final class KnownBugTests: XCTestCase {
         let c = try RuntimeClass(name: "KB2.HookArg")
         try c.addMethod("pair:", types: "v@:{Pair=dd}") { _, _ in }
         let t = try c.hook("pair:", .before) { ctx in
-            assertInvalidArgument("argument 1 is a 16-byte struct '{Pair=dd}', got 4096 bytes",
+            assertInvalidArgument("argument 1: expected a 16-byte struct '{Pair=dd}', got 4096 bytes",
                                        className: "KB2.HookArg", selector: "pair:") {
                 try ctx.setArgument(DynamicValue.structure(Self.pair, Self.oversized), at: 0)
             }
@@ -130,7 +131,7 @@ final class KnownBugTests: XCTestCase {
         let c = try RuntimeClass(name: "KB2.HookRet")
         try c.addMethod("pair", types: "{Pair=dd}@:") { ret, _ in ret.initializeMemory(as: UInt8.self, repeating: 0, count: 16) }
         let t = try c.hook("pair", .after) { ctx in
-            assertInvalidArgument("the return value is a 16-byte struct '{Pair=dd}', got 4096 bytes",
+            assertInvalidArgument("the return value: expected a 16-byte struct '{Pair=dd}', got 4096 bytes",
                                        className: "KB2.HookRet", selector: "pair") {
                 try ctx.setReturnValue(DynamicValue.structure(Self.pair, Self.oversized))
             }
@@ -199,7 +200,7 @@ final class KnownBugTests: XCTestCase {
         let c = try RuntimeClass(name: "KB5.Sel")
         try c.addMethod("sel:") { (_: ObjectRef, s: Selector) -> Int in s.name.count }
         let o = try c.createInstance()
-        assertInvalidArgument("argument 1 is NULL but the method takes a non-optional Selector", className: "KB5.Sel", selector: "sel:") {
+        assertInvalidArgument("argument 1: expected a non-optional Selector", className: "KB5.Sel", selector: "sel:") {
             try o.send("sel:", DynamicValue.selector(nil))
         }
         // From C: a NULL selector in the argument buffer.
@@ -219,7 +220,7 @@ final class KnownBugTests: XCTestCase {
         let c = try RuntimeClass(name: "KB5.Obj")
         try c.addMethod("keep:") { (_: ObjectRef, o: Object) -> Int in o.retainCount }
         let o = try c.createInstance()
-        assertInvalidArgument("argument 1 is NULL but the method takes a non-optional Object", className: "KB5.Obj", selector: "keep:") {
+        assertInvalidArgument("argument 1: expected a non-optional Object", className: "KB5.Obj", selector: "keep:") {
             try o.send("keep:", ObjectRef.nil)
         }
         assertInvalidArgument("non-optional Object", selector: "keep:") { try o.send("keep:", ObjectRef.nil) as Int }
@@ -231,7 +232,7 @@ final class KnownBugTests: XCTestCase {
         nonisolated(unsafe) var delivered = 0
         try c.setForwardInvocation { _ in delivered += 1 }
         let o = try c.createInstance()
-        assertInvalidArgument("argument 1 is NULL", className: "KB5.FI", selector: "forwardInvocation:") {
+        assertInvalidArgument("got NULL", className: "KB5.FI", selector: "forwardInvocation:") {
             try o.send("forwardInvocation:", DynamicValue.pointer(nil))
         }
         // A pointer that is not the record being forwarded is refused, never dereferenced.
@@ -240,9 +241,9 @@ final class KnownBugTests: XCTestCase {
             for send in [{ try o.send("forwardInvocation:", DynamicValue.pointer(UnsafeRawPointer(buf.baseAddress!))) },
                          { try o.send("forwardInvocation:", UnsafeRawPointer(buf.baseAddress!)) }] {
                 XCTAssertThrowsError(try send()) {
-                    guard case let .reservedSelector(cls, sel, _) = $0 as? RuntimeError else { return XCTFail("\($0)") }
-                    XCTAssertEqual(cls, "KB5.FI")
-                    XCTAssertEqual(sel, "forwardInvocation:")
+                    guard case let .reservedSelector(context) = $0 as? RuntimeError else { return XCTFail("\($0)") }
+                    XCTAssertEqual(context.className, "KB5.FI")
+                    XCTAssertEqual(context.selector, "forwardInvocation:")
                 }
             }
         }
@@ -254,7 +255,7 @@ final class KnownBugTests: XCTestCase {
     func testKB5_methodSignatureSentDirectlyWithNil() throws {
         let c = try RuntimeClass(name: "KB5.MS")
         try c.setMethodSignature { _, sel in _ = sel.name; return nil }
-        assertInvalidArgument("argument 1 is NULL but the method takes a non-optional Selector",
+        assertInvalidArgument("argument 1: expected a non-optional Selector",
                               className: "KB5.MS", selector: "methodSignatureForSelector:") {
             try c.createInstance().send("methodSignatureForSelector:", DynamicValue.selector(nil))
         }

@@ -27,7 +27,8 @@ final class LargeStructTests: XCTestCase {
         do {
             try body()
             XCTFail("\(what): accepted", file: file, line: line)
-        } catch let RuntimeError.malformedEncoding(_, _, reason) {
+        } catch let RuntimeError.malformedEncoding(context) {
+            let reason = context.reason ?? ""
             XCTAssertTrue(reason.contains("1048576-byte struct") && reason.contains("16384"), reason, file: file, line: line)
         } catch {
             XCTFail("\(what): \(error)", file: file, line: line)
@@ -48,7 +49,8 @@ final class LargeStructTests: XCTestCase {
             do { try o.send("take:", value) } catch { caught = error }
         }
         XCTAssertNotNil(caught, "a send with a 1 MB struct argument did not fail")
-        if case let RuntimeError.malformedEncoding(_, _, reason)? = caught {
+        if case let RuntimeError.malformedEncoding(context)? = caught {
+            let reason = context.reason ?? ""
             XCTAssertTrue(reason.contains("1048576-byte struct"), reason)
         }
     }
@@ -56,7 +58,7 @@ final class LargeStructTests: XCTestCase {
     func testTooManyLargeArgumentsAreRefused() {
         let s = Self.structEncoding(bytes: 16384, name: "S16")
         XCTAssertThrowsError(try Signature("v@:" + String(repeating: s, count: 5))) {
-            guard case let RuntimeError.malformedEncoding(_, _, reason) = $0 else { return XCTFail("\($0)") }
+            guard case let RuntimeError.malformedEncoding(context) = $0, let reason = context.reason else { return XCTFail("\($0)") }
             XCTAssertTrue(reason.contains("65536"), reason)
         }
     }

@@ -19,10 +19,11 @@ final class ThrowingReceiverTests: XCTestCase {
         do {
             try body()
             XCTFail("nothing was thrown", file: file, line: line)
-        } catch let RuntimeError.implementationFailed(cls, sel, reason) {
-            XCTAssertEqual(cls, className, file: file, line: line)
-            XCTAssertEqual(sel, selector, file: file, line: line)
-            XCTAssertTrue(reason.contains("Boom"), reason, file: file, line: line)
+        } catch let RuntimeError.implementationFailed(context) {
+            XCTAssertEqual(context.className, className, file: file, line: line)
+            XCTAssertEqual(context.selector, selector, file: file, line: line)
+            XCTAssertTrue(context.underlying is Boom, "the body's own error, typed: \(String(describing: context.underlying))",
+                          file: file, line: line)
         } catch {
             XCTFail("expected implementationFailed, got \(error)", file: file, line: line)
         }

@@ -59,7 +59,7 @@ final class TimerLifetimeTests: XCTestCase {
         XCTAssertEqual(failure.selector, "take:")
         XCTAssertEqual(failure.className, recorder.cls.name)
         XCTAssertEqual(failure.source, "timer")
-        XCTAssertEqual(failure.error, .doesNotRecognizeSelector(className: recorder.cls.name, selector: "take:", isClassMethod: false))
+        XCTAssertEqual(failure.error, .doesNotRecognizeSelector(.init(className: recorder.cls.name, selector: "take:", isClassMethod: false)))
         XCTAssertEqual(Set(recorder.selectors), ["ping"])
     }
 

@@ -26,9 +26,9 @@ final class WeakProxyTests: XCTestCase {
         let dynamic = try proxy.send("add:to:", 2, 3)
         XCTAssertEqual(dynamic.intValue ?? 0, 0, "a dynamic send reads zero")
         XCTAssertThrowsError(try proxy.send("add:to:", 2, 3, as: Int.self)) {
-            guard case .forwardingFailed(let cls, "add:to:", let reason) = $0 as? RuntimeError else { return XCTFail("\($0)") }
-            XCTAssertEqual(cls, proxyClass.name)
-            XCTAssertTrue(reason.contains("deallocated"))
+            guard case .forwardingFailed(let context) = $0 as? RuntimeError, context.selector == "add:to:" else { return XCTFail("\($0)") }
+            XCTAssertEqual(context.className, proxyClass.name)
+            XCTAssertTrue(context.reason?.contains("deallocated") ?? false, "\($0)")
         }
         XCTAssertEqual(recorder.selectors, ["ping"], "nothing reaches a dead target")
     }
@@ -36,8 +36,8 @@ final class WeakProxyTests: XCTestCase {
     func testCreateWeakRefusesAStrongProxyClass() throws {
         let strong = try Proxy.makeClass(name: uniqueName("StrongProxy"))
         XCTAssertThrowsError(try Proxy.createWeak(strong, wrapping: try Recorder().make())) {
-            guard case .invalidArgument(let cls, _, _) = $0 as? RuntimeError else { return XCTFail("\($0)") }
-            XCTAssertEqual(cls, strong.name)
+            guard case .invalidArgument(let context) = $0 as? RuntimeError else { return XCTFail("\($0)") }
+            XCTAssertEqual(context.className, strong.name)
         }
     }
 }

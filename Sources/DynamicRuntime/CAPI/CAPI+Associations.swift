@@ -6,11 +6,10 @@ import CShims
                                                                _ policy: sf_association_policy) -> sf_status {
     capiStatus { () throws(RuntimeError) in
         guard let obj, let key else {
-            throw .invalidArgument(className: "-", selector: "-", reason: "object or key is NULL")
+            throw .nullArgument("an object and a key")
         }
         guard let p = AssociationPolicy(rawValue: UInt(policy.rawValue)) else {
-            throw .invalidArgument(className: CAPIValues.className(of: obj), selector: "-",
-                                   reason: "\(policy.rawValue) is not an association policy (0, 1, 3, 01401 or 01403)")
+            throw .invalidArgument(.init(className: CAPIValues.className(of: obj), expected: "an association policy (0, 1, 3, 01401 or 01403)", actual: "\(policy.rawValue)"))
         }
         try Associations.set(obj, key, value, p)
     }

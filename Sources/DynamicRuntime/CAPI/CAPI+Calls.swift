@@ -80,8 +80,7 @@ import CShims
         // Through the pointer: the hot path of a C instead-hook copies no CCall.
         let p = try CCall.find(call)
         guard p.pointee.hook != nil else {
-            throw .invalidArgument(className: p.pointee.className, selector: p.pointee.selector.name,
-                                   reason: "sf_call_proceed outside a hook: a method body has nothing to proceed to")
+            throw .invalidArgument(.init(className: p.pointee.className, selector: p.pointee.selector.name, operation: "sf_call_proceed", expected: "the call of an instead hook", actual: "a method body's call (it has nothing to proceed to)"))
         }
         try p.pointee.hook.unsafelyUnwrapped.proceed()
     }

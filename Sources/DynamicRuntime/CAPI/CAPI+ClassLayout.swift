@@ -4,7 +4,7 @@ import CShims
 @_cdecl("sf_class_setSuperclass")
 @_spi(CAPI) public func sf_class_setSuperclass_impl(_ cls: sf_class_t?, _ newSuper: sf_class_t?) -> sf_class_t? {
     guard let cls, let newSuper else {
-        return fail(.invalidArgument(className: "-", selector: "-", reason: "class or new superclass is NULL"), nil)
+        return fail(.nullArgument("a class and a new superclass"), nil)
     }
     do {
         let old = try RuntimeClass.from(cls).setSuperclass(RuntimeClass.from(newSuper))
@@ -18,7 +18,7 @@ import CShims
 /// The C function `sf_class_createInstanceWithExtraBytes` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_createInstanceWithExtraBytes")
 @_spi(CAPI) public func sf_class_createInstanceWithExtraBytes_impl(_ cls: sf_class_t?, _ extraBytes: Int) -> sf_id? {
-    guard let cls else { return fail(.invalidArgument(className: "-", selector: "-", reason: "class is NULL"), nil) }
+    guard let cls else { return fail(.nullArgument("a class"), nil) }
     do {
         // size_t arrives as Int: a huge request reads as negative and is refused as out of range.
         let obj = try RuntimeClass.from(cls).createInstance(extraBytes: extraBytes)
@@ -42,7 +42,7 @@ import CShims
 @_spi(CAPI) public func sf_method_invoke_impl(_ m: sf_method_t?, _ receiver: sf_id?, _ ret: UnsafeMutableRawPointer?,
                                                _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> sf_status {
     guard let m, let record = MethodRecord.from(m) else {
-        return fail(.invalidArgument(className: "-", selector: "-", reason: "method is NULL or not a runtime method"), SF_ERR_INVALID_ARGUMENT)
+        return fail(.invalidArgument(.init(expected: "a runtime method", actual: "NULL or another pointer")), SF_ERR_INVALID_ARGUMENT)
     }
     let method = Method(record: record)
     Runtime.discardStalePending()

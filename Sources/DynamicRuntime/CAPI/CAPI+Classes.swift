@@ -24,7 +24,7 @@ import CShims
 /// The C function `sf_disposeClassPair` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_disposeClassPair")
 @_spi(CAPI) public func sf_disposeClassPair_impl(_ cls: sf_class_t?) -> sf_status {
-    guard let cls else { return fail(.invalidArgument(className: "-", selector: "-", reason: "class is NULL"), SF_ERR_INVALID_ARGUMENT) }
+    guard let cls else { return fail(.nullArgument("a class"), SF_ERR_INVALID_ARGUMENT) }
     do {
         try RuntimeClass.from(cls).dispose()
         succeed()

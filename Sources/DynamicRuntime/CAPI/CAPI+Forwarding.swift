@@ -4,7 +4,7 @@ import CShims
 @_cdecl("sf_class_getMethodImplementation")
 @_spi(CAPI) public func sf_class_getMethodImplementation_impl(_ cls: sf_class_t?, _ sel: sf_sel?) -> sf_imp? {
     guard let cls, let sel else {
-        return fail(.invalidArgument(className: "-", selector: "-", reason: "class or selector is NULL"), nil)
+        return fail(.nullArgument("a class and a selector"), nil)
     }
     return RuntimeClass.from(cls).methodImplementation(for: Selector(raw: sel)).pointer
 }

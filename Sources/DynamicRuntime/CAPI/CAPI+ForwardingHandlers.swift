@@ -64,8 +64,7 @@ private func resolver(_ fn: @escaping sf_resolve_fn, _ context: UnsafeMutableRaw
             let status = CInvocations.table.lend(inv) { fn($0, UnsafeMutableRawPointer(bitPattern: ctx)) }
             guard status == SF_OK else {
                 let detail = sf_last_error() == SF_OK ? "" : ": " + String(cString: sf_last_error_message())
-                throw .forwardingFailed(className: inv.className, selector: inv.selector.name,
-                                        reason: "the C forwardInvocation handler returned status \(status.rawValue)\(detail)")
+                throw .forwardingFailed(.init(className: inv.className, selector: inv.selector.name, reason: "the C forwardInvocation handler returned status \(status.rawValue)\(detail)"))
             }
         }
     }

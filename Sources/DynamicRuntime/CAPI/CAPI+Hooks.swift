@@ -18,8 +18,7 @@ enum CHooks {
         case SF_HOOK_INSTEAD: return .instead
         case SF_HOOK_AFTER: return .after
         default:
-            throw .invalidArgument(className: className, selector: selector,
-                                   reason: "hook position \(p.rawValue) is not SF_HOOK_BEFORE, SF_HOOK_INSTEAD or SF_HOOK_AFTER")
+            throw .invalidArgument(.init(className: className, selector: selector, expected: "SF_HOOK_BEFORE, SF_HOOK_INSTEAD or SF_HOOK_AFTER", actual: "hook position \(p.rawValue)"))
         }
     }
 
@@ -82,11 +81,10 @@ enum CHooks {
 @_spi(CAPI) public func sf_hook_remove_impl(_ token: sf_hook_token) -> sf_status {
     capiStatus { () throws(RuntimeError) in
         guard let t = CHooks.tokens.withLock({ $0.removeValue(forKey: token) }) else {
-            throw .invalidArgument(className: "-", selector: "-", reason: "hook token \(token) is not installed (removed already, or never issued)")
+            throw .invalidArgument(.init(expected: "an installed hook token", actual: "token \(token) (removed already, or never issued)"))
         }
         guard t.remove() else {
-            throw .hookFailed(className: t.hook.cls.visibleName, selector: t.hook.selector.name,
-                              reason: "hook token \(token) was already uninstalled (its object or class went away)")
+            throw .hookFailed(.init(className: t.hook.cls.visibleName, selector: t.hook.selector.name, reason: "hook token \(token) was already uninstalled (its object or class went away)"))
         }
     }
 }

@@ -37,7 +37,7 @@ private func copyList<T>(_ items: [T], _ count: UnsafeMutablePointer<UInt32>?) -
         let head = MemoryLayout<sf_ivar_description>.stride * ivars.count
         let strings = ivars.map { Array($0.name.utf8CString) + Array($0.type.encoding.utf8CString) }
         guard let p = malloc(head + strings.reduce(0) { $0 + $1.count }) else {
-            throw .invalidArgument(className: c.name, selector: "-", reason: "out of memory")
+            throw .invalidArgument(.init(className: c.name, reason: "out of memory"))
         }
         let list = p.bindMemory(to: sf_ivar_description.self, capacity: ivars.count)
         var text = (p + head).assumingMemoryBound(to: CChar.self)

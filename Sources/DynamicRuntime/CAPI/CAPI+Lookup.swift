@@ -4,7 +4,7 @@ import CShims
 @_cdecl("sf_object_getMethodImplementation")
 @_spi(CAPI) public func sf_object_getMethodImplementation_impl(_ obj: sf_id?, _ sel: sf_sel?) -> sf_imp? {
     guard let obj, let sel else {
-        return fail(.invalidArgument(className: "-", selector: "-", reason: "object or selector is NULL"), nil)
+        return fail(.nullArgument("an object and a selector"), nil)
     }
     return RuntimeClass.from(sf_object_isa(obj)!).methodImplementation(for: Selector(raw: sel)).pointer
 }

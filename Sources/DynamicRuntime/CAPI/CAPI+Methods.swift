@@ -2,12 +2,12 @@ import CShims
 
 func methodArgs(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?,
                         _ types: UnsafePointer<CChar>?) -> Result<(RuntimeClass, Selector, IMP, String), RuntimeError> {
-    guard let cls else { return .failure(.invalidArgument(className: "-", selector: "-", reason: "class is NULL")) }
+    guard let cls else { return .failure(.nullArgument("a class")) }
     let c = RuntimeClass.from(cls)
-    guard let sel else { return .failure(.invalidArgument(className: c.name, selector: "-", reason: "selector is NULL")) }
+    guard let sel else { return .failure(.nullArgument("a selector", className: c.name)) }
     let s = Selector(raw: sel)
-    guard let imp else { return .failure(.invalidArgument(className: c.name, selector: s.name, reason: "IMP is NULL")) }
-    guard let types else { return .failure(.invalidArgument(className: c.name, selector: s.name, reason: "type encoding is NULL")) }
+    guard let imp else { return .failure(.nullArgument("an IMP", className: c.name, selector: s.name)) }
+    guard let types else { return .failure(.nullArgument("a type encoding", className: c.name, selector: s.name)) }
     return .success((c, s, IMP(imp), String(cString: types)))
 }
 
@@ -43,7 +43,7 @@ func methodArgs(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?,
 @_cdecl("sf_method_setImplementation")
 @_spi(CAPI) public func sf_method_setImplementation_impl(_ m: sf_method_t?, _ imp: sf_imp?) -> sf_imp? {
     guard let m, let imp else {
-        return fail(.invalidArgument(className: "-", selector: "-", reason: "method or IMP is NULL"), nil)
+        return fail(.nullArgument("a method and an IMP"), nil)
     }
     let result = Runtime.state.lock.withLock { () -> Result<sf_imp?, RuntimeError> in
         guard let record = MethodRecord.from(m) else { return .success(nil) }
@@ -77,21 +77,19 @@ func methodArgs(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?,
 @_cdecl("sf_method_exchangeImplementations")
 @_spi(CAPI) public func sf_method_exchangeImplementations_impl(_ a: sf_method_t?, _ b: sf_method_t?) {
     guard let a, let b else {
-        return fail(.invalidArgument(className: "-", selector: "-", reason: "sf_method_exchangeImplementations: a method is NULL"), ())
+        return fail(.invalidArgument(.init(operation: "sf_method_exchangeImplementations", expected: "two methods", actual: "NULL")), ())
     }
     // The checks of RuntimeClass.exchangeImplementations: an IMP must never run with another
     // signature's arguments, and a hook's trampoline must stay where unhooking looks for it.
     let refused = Runtime.state.lock.withLock { () -> RuntimeError? in
         guard let ra = MethodRecord.from(a), let rb = MethodRecord.from(b) else {
-            return .invalidArgument(className: "-", selector: "-", reason: "sf_method_exchangeImplementations: not a runtime method")
+            return .invalidArgument(.init(operation: "sf_method_exchangeImplementations", expected: "a runtime method", actual: "a pointer that is not one"))
         }
         guard ra.signature == rb.signature else {
-            return .signatureMismatch(className: ra.owningClass.visibleName, selector: rb.selector.name,
-                                      expected: ra.signature.encoding, actual: rb.signature.encoding)
+            return .signatureMismatch(.init(className: ra.owningClass.visibleName, selector: rb.selector.name, expected: ra.signature.encoding, actual: rb.signature.encoding))
         }
         if let hooked = [ra, rb].first(where: { $0.hook != nil }) {
-            return .hookFailed(className: hooked.owningClass.visibleName, selector: hooked.selector.name,
-                               reason: "remove its hooks before exchanging implementations")
+            return .hookFailed(.init(className: hooked.owningClass.visibleName, selector: hooked.selector.name, reason: "remove its hooks before exchanging implementations"))
         }
         let impA = ra.imp
         let impB = rb.exchange(with: impA)

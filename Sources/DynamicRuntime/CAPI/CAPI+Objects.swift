@@ -5,29 +5,30 @@ import CShims
 @_spi(CAPI) public func sf_class_addIvar_impl(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?, _ size: Int,
                            _ log2Alignment: UInt8, _ types: UnsafePointer<CChar>?) -> Bool {
     guard let cls, let name, let types else {
-        return fail(.invalidArgument(className: "-", selector: "-", reason: "class, name or types is NULL"), false)
+        return fail(.nullArgument("a class, a name and types"), false)
     }
     let c = RuntimeClass.from(cls)
     do throws(RuntimeError) {
         let sig: Signature
         do {
             sig = try Signature("v@:" + String(cString: types))
-        } catch let .malformedEncoding(_, offset, reason) {
+        } catch let .malformedEncoding(context) {
             // Report the caller's text and offsets, not the method encoding built around it.
-            throw RuntimeError.malformedEncoding(encoding: String(cString: types), offset: max(offset - 3, 0), reason: reason)
+            var context = context
+            context.actual = String(cString: types)
+            context.offset = max((context.offset ?? 0) - 3, 0)
+            throw RuntimeError.malformedEncoding(context)
         }
         guard sig.argumentTypes.count == 3 else {
-            throw RuntimeError.malformedEncoding(encoding: String(cString: types), offset: 0, reason: "expected exactly one type")
+            throw RuntimeError.malformedEncoding(.init(actual: String(cString: types), offset: 0, reason: "expected exactly one type"))
         }
         let type = sig.argumentTypes[2]
         let actual = Int(sf_ffi_type_size(sig.raw.pointee.arg_types[2]!))
         guard actual == size else {
-            throw RuntimeError.invalidArgument(className: c.name, selector: "-",
-                                               reason: "ivar '\(String(cString: name))' of type '\(type.encoding)' is \(actual) bytes, not \(size)")
+            throw RuntimeError.invalidArgument(.init(className: c.name, ivar: String(cString: name), expected: "\(actual) bytes for type '\(type.encoding)'", actual: "\(size) bytes"))
         }
         guard log2Alignment < 13 else {
-            throw RuntimeError.invalidArgument(className: c.name, selector: "-",
-                                               reason: "ivar '\(String(cString: name))' log2_alignment \(log2Alignment) exceeds 12 (4096 bytes)")
+            throw RuntimeError.invalidArgument(.init(className: c.name, ivar: String(cString: name), expected: "a log2_alignment up to 12 (4096 bytes)", actual: "\(log2Alignment)"))
         }
         try c.addIvar(String(cString: name), type: type, alignment: 1 << Int(log2Alignment))
         succeed()
@@ -47,11 +48,11 @@ import CShims
 /// The C function `sf_class_createInstance` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_createInstance")
 @_spi(CAPI) public func sf_class_createInstance_impl(_ cls: sf_class_t?) -> sf_id? {
-    guard let cls else { return fail(.invalidArgument(className: "-", selector: "-", reason: "class is NULL"), nil) }
+    guard let cls else { return fail(.nullArgument("a class"), nil) }
     do throws(RuntimeError) {
         let c = RuntimeClass.from(cls)
-        guard !c.isMetaclass else { throw RuntimeError.invalidArgument(className: c.name, selector: "-", reason: "cannot instantiate a metaclass") }
-        guard Runtime.state.lock.withLock({ c.isRegistered }) else { throw RuntimeError.classNotRegistered(name: c.name, operation: "create an instance") }
+        guard !c.isMetaclass else { throw RuntimeError.invalidArgument(.init(className: c.name, operation: "create an instance", expected: "a class", actual: "a metaclass")) }
+        guard Runtime.state.lock.withLock({ c.isRegistered }) else { throw RuntimeError.classNotRegistered(.init(className: c.name, operation: "create an instance")) }
         succeed()
         return ObjectLifecycle.allocate(c)
     } catch {
@@ -86,8 +87,7 @@ import CShims
     guard let obj, let key else { return }
     if value != nil, ObjectLifecycle.isDeallocating(obj) {
         let name = sf_object_getClass(obj).map { String(cString: sf_class_getName($0)) } ?? "?"
-        RuntimeError.invalidArgument(className: name, selector: "-",
-                                     reason: "cannot associate an object with an object that is deallocating").record()
+        RuntimeError.invalidArgument(.init(className: name, operation: "associate an object", expected: "a live object", actual: "an object that is deallocating")).record()
         return
     }
     sf_clear_last_error()

@@ -3,20 +3,20 @@ import Glibc
 
 private func propertyArg(_ p: OpaquePointer?) throws(RuntimeError) -> RuntimeProperty {
     guard let property = RuntimeProperty.validated(p) else {
-        throw .invalidArgument(className: "-", selector: "-", reason: "property is NULL or not a property")
+        throw .invalidArgument(.init(expected: "a property", actual: "NULL or another pointer"))
     }
     return property
 }
 
 private func attributeList(_ list: UnsafePointer<sf_property_attribute_t>?, _ count: UInt32) throws(RuntimeError) -> [PropertyAttribute] {
     guard count == 0 || list != nil else {
-        throw .invalidArgument(className: "-", selector: "-", reason: "\(count) attribute(s) but the list is NULL")
+        throw .invalidArgument(.init(operation: "attributes", expected: "a list of \(count) attribute(s)", actual: "NULL"))
     }
     var result: [PropertyAttribute] = []
     for i in 0..<Int(count) {
         let a = list![i]
         guard let name = a.name else {
-            throw .invalidArgument(className: "-", selector: "-", reason: "attribute \(i) has a NULL name")
+            throw .invalidArgument(.init(operation: "attribute \(i)", expected: "a name", actual: "NULL"))
         }
         result.append(PropertyAttribute(String(cString: name), a.value.map { String(cString: $0) } ?? ""))
     }
@@ -109,7 +109,7 @@ private func declare(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?, replacin
         let head = MemoryLayout<sf_property_attribute_t>.stride * attributes.count
         let textSize = attributes.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 }
         guard let block = malloc(head + textSize) else {
-            throw .invalidArgument(className: "-", selector: "-", reason: "out of memory")
+            throw .invalidArgument(.init(reason: "out of memory"))
         }
         let list = block.bindMemory(to: sf_property_attribute_t.self, capacity: attributes.count)
         var text = (block + head).assumingMemoryBound(to: CChar.self)

@@ -3,7 +3,7 @@ import Glibc
 
 private func protocolArg(_ p: OpaquePointer?, _ what: String = "protocol") -> Result<RuntimeProtocol, RuntimeError> {
     guard let proto = RuntimeProtocol.validated(p.map { UnsafeRawPointer($0) }) else {
-        return .failure(.invalidArgument(className: "-", selector: "-", reason: "\(what) is NULL or not a protocol"))
+        return .failure(.invalidArgument(.init(operation: what, expected: "a protocol", actual: p == nil ? "NULL" : "a pointer that is not one")))
     }
     return .success(proto)
 }
@@ -58,7 +58,7 @@ private func cList<T>(_ items: [T], _ outCount: UnsafeMutablePointer<UInt32>?) -
     do throws(RuntimeError) {
         let proto = try protocolArg(p).get()
         guard let sel, let types else {
-            throw RuntimeError.invalidArgument(className: proto.name, selector: "-", reason: "selector or types is NULL")
+            throw RuntimeError.nullArgument("a selector and types", className: proto.name)
         }
         try proto.addMethodDescription(Selector(raw: sel), types: String(cString: types), isRequired: isRequired, isInstanceMethod: isInstance)
         succeed()
@@ -123,7 +123,7 @@ private func cList<T>(_ items: [T], _ outCount: UnsafeMutablePointer<UInt32>?) -
 @_cdecl("sf_class_addProtocol")
 @_spi(CAPI) public func sf_class_addProtocol_impl(_ cls: sf_class_t?, _ p: OpaquePointer?) -> Bool {
     do throws(RuntimeError) {
-        guard let cls else { throw RuntimeError.invalidArgument(className: "-", selector: "-", reason: "class is NULL") }
+        guard let cls else { throw RuntimeError.nullArgument("a class") }
         let added = try RuntimeClass.from(cls).addProtocol(try protocolArg(p).get())
         succeed()
         return added

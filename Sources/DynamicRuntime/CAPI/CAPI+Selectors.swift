@@ -5,7 +5,7 @@ import Glibc
 @_cdecl("sf_sel_registerName")
 @_spi(CAPI) public func sf_sel_registerName_impl(_ name: UnsafePointer<CChar>?) -> sf_sel? {
     guard let name else {
-        RuntimeError.invalidArgument(className: "-", selector: "-", reason: "selector name is NULL").record()
+        RuntimeError.nullArgument("a selector name").record()
         return nil
     }
     return SelectorTable.shared.intern(NameKey(cString: name))

@@ -4,7 +4,7 @@ import CShims
 @_cdecl("sf_object_setClass")
 @_spi(CAPI) public func sf_object_setClass_impl(_ obj: sf_id?, _ cls: sf_class_t?) -> sf_class_t? {
     guard let obj, let cls else {
-        return fail(.invalidArgument(className: "-", selector: "-", reason: "object or class is NULL"), nil)
+        return fail(.nullArgument("an object and a class"), nil)
     }
     do {
         let previous = try ObjectRef(obj).setClass(RuntimeClass.from(cls))

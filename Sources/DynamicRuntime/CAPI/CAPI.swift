@@ -13,6 +13,6 @@ func fail<T>(_ error: RuntimeError, _ value: T) -> T {
 func succeed() { sf_clear_last_error() }
 
 func nameArg(_ p: UnsafePointer<CChar>?, _ what: String) -> Result<String, RuntimeError> {
-    guard let p else { return .failure(.invalidArgument(className: "-", selector: "-", reason: "\(what) is NULL")) }
+    guard let p else { return .failure(.nullArgument(what)) }
     return .success(String(cString: p))
 }

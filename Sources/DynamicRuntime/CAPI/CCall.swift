@@ -41,14 +41,13 @@ struct CCall {
 
     /// The call behind a handle, if it is in progress on this thread.
     static func find(_ handle: sf_call_t?) throws(RuntimeError) -> UnsafeMutablePointer<CCall> {
-        guard let handle else { throw .invalidArgument(className: "-", selector: "-", reason: "call is NULL") }
+        guard let handle else { throw .nullArgument("a call") }
         var p = sf_capi_calls()
         while let q = p {
             if q == UnsafeMutableRawPointer(handle) { return q.assumingMemoryBound(to: CCall.self) }
             p = q.assumingMemoryBound(to: CCall.self).pointee.previous
         }
-        throw .invalidArgument(className: "-", selector: "-",
-                               reason: "call \(handle) is not in progress on this thread (used after its callback returned?)")
+        throw .invalidArgument(.init(expected: "a call in progress on this thread", actual: "call \(handle) (used after its callback returned?)"))
     }
 
     /// The error a failed C callback raises for the sender, with the C side's own message.
@@ -56,8 +55,8 @@ struct CCall {
         let detail = sf_last_error() == SF_OK ? "" : ": " + String(cString: sf_last_error_message())
         let reason = "\(what) returned status \(status.rawValue)\(detail)"
         return hook != nil
-            ? .hookFailed(className: className, selector: selector.name, reason: reason)
-            : .implementationFailed(className: className, selector: selector.name, reason: reason)
+            ? .hookFailed(.init(className: className, selector: selector.name, reason: reason))
+            : .implementationFailed(.init(className: className, selector: selector.name, reason: reason))
     }
 }
 
@@ -73,14 +72,12 @@ enum CAPIValues {
                              selector: String) throws(RuntimeError) -> Int {
         let n = sig.argumentTypes.count - 2
         guard index >= 0, index < n else {
-            throw .invalidArgument(className: className, selector: selector,
-                                   reason: "argument index \(index) out of range 0..<\(n) for '\(sig.encoding)'")
+            throw .invalidArgument(.init(className: className, selector: selector, expected: "an argument index in 0..<\(n) for '\(sig.encoding)'", actual: "\(index)"))
         }
         let actual = Int(sf_ffi_type_size(sig.raw.pointee.arg_types[index + 2]!))
         guard size == actual else {
-            throw .signatureMismatch(className: className, selector: selector,
-                                     expected: "\(actual) bytes for argument \(index) ('\(sig.argumentTypes[index + 2].encoding)' in \(sig.encoding))",
-                                     actual: "\(size) bytes")
+            throw .signatureMismatch(.init(className: className, selector: selector, argument: index + 1, operation: "the C caller",
+                                           expected: "\(actual) bytes ('\(sig.argumentTypes[index + 2].encoding)')", actual: "\(size) bytes"))
         }
         return index + 2
     }
@@ -89,9 +86,8 @@ enum CAPIValues {
     static func checkReturn(_ sig: Signature, _ size: Int, className: String, selector: String) throws(RuntimeError) {
         let actual = sig.returnType == .void ? 0 : Int(sf_ffi_type_size(sig.raw.pointee.return_type))
         guard size == actual else {
-            throw .signatureMismatch(className: className, selector: selector,
-                                     expected: "\(actual) bytes for the return value ('\(sig.returnType.encoding)' in \(sig.encoding))",
-                                     actual: "\(size) bytes")
+            throw .signatureMismatch(.init(className: className, selector: selector, operation: "the C caller",
+                                           expected: "\(actual) bytes ('\(sig.returnType.encoding)')", actual: "\(size) bytes", isReturnValue: true))
         }
     }
 
@@ -111,8 +107,8 @@ enum CAPIValues {
         return try nonNull(value, "value", className: className, selector: selector)
     }
 
-    static func nonNull<T>(_ p: T?, _ what: String, className: String = "-", selector: String = "-") throws(RuntimeError) -> T {
-        guard let p else { throw .invalidArgument(className: className, selector: selector, reason: "\(what) is NULL") }
+    static func nonNull<T>(_ p: T?, _ what: String, className: String? = nil, selector: String? = nil) throws(RuntimeError) -> T {
+        guard let p else { throw .nullArgument(what, className: className, selector: selector) }
         return p
     }
 }

@@ -29,7 +29,7 @@ package final class CHandleTable<Value>: @unchecked Sendable {
 
     /// The value behind `handle`, or an error naming what was wrong with it.
     package func lookup(_ handle: OpaquePointer?) throws(RuntimeError) -> Value {
-        guard let handle else { throw .invalidArgument(className: "-", selector: "-", reason: "\(kind) is NULL") }
+        guard let handle else { throw .nullArgument(kind) }
         guard let e = entries.withLock({ $0[UInt(bitPattern: handle)] }) else { throw stale(handle) }
         return e.value
     }
@@ -37,13 +37,12 @@ package final class CHandleTable<Value>: @unchecked Sendable {
     /// Drops a caller-owned handle; lent handles and unknown ones are refused.
     @discardableResult
     package func release(_ handle: OpaquePointer?) throws(RuntimeError) -> Value {
-        guard let handle else { throw .invalidArgument(className: "-", selector: "-", reason: "\(kind) is NULL") }
+        guard let handle else { throw .nullArgument(kind) }
         let id = UInt(bitPattern: handle)
         let result = entries.withLock { t -> Result<Value, RuntimeError> in
             guard let e = t[id] else { return .failure(stale(handle)) }
             guard !e.lent else {
-                return .failure(.invalidArgument(className: "-", selector: "-",
-                                                 reason: "\(kind) \(handle) is lent to a callback and released by the runtime; copy it to keep it"))
+                return .failure(.invalidArgument(.init(expected: "a \(kind) the caller owns", actual: "\(kind) \(handle), lent to a callback and released by the runtime (copy it to keep it)")))
             }
             t[id] = nil
             return .success(e.value)
@@ -67,7 +66,7 @@ package final class CHandleTable<Value>: @unchecked Sendable {
     package var count: Int { entries.withLock { $0.count } }
 
     private func stale(_ handle: OpaquePointer) -> RuntimeError {
-        .invalidArgument(className: "-", selector: "-", reason: "\(kind) \(handle) is not live (released already, or never created)")
+        .invalidArgument(.init(expected: "a live \(kind)", actual: "\(kind) \(handle) (released already, or never created)"))
     }
 }
 

@@ -10,7 +10,7 @@ import CShims
         sf_set_last_error(SF_ERR_NIL_RECEIVER, "message sent to a NULL receiver")
         return SF_ERR_NIL_RECEIVER
     }
-    guard let sel else { return fail(.invalidArgument(className: "-", selector: "-", reason: "selector is NULL"), SF_ERR_INVALID_ARGUMENT) }
+    guard let sel else { return fail(.nullArgument("a selector"), SF_ERR_INVALID_ARGUMENT) }
     Runtime.discardStalePending()
     do {
         try CMessageSend.send(obj, Selector(raw: sel), ret: ret, args: args)
@@ -42,12 +42,10 @@ enum CMessageSend {
         let sig = Signature(raw: sf_method_sig(method))
         let n = sig.argumentTypes.count
         if n > 2, args == nil {
-            throw .invalidArgument(className: RuntimeClass.from(cls).visibleName, selector: selector.name,
-                                   reason: "\(n - 2) argument(s) expected (\(sig.encoding)) but args is NULL")
+            throw .invalidArgument(.init(className: RuntimeClass.from(cls).visibleName, selector: selector.name, operation: "args", expected: "\(n - 2) argument pointer(s) for '\(sig.encoding)'", actual: "NULL"))
         }
         if sig.returnType != .void, ret == nil {
-            throw .invalidArgument(className: RuntimeClass.from(cls).visibleName, selector: selector.name,
-                                   reason: "the method returns '\(sig.returnType.encoding)' but ret is NULL")
+            throw .invalidArgument(.init(className: RuntimeClass.from(cls).visibleName, selector: selector.name, operation: "ret", expected: "storage for a '\(sig.returnType.encoding)' return value", actual: "NULL"))
         }
         var receiver: sf_id? = obj
         var sel: sf_sel? = selector.raw
@@ -58,8 +56,7 @@ enum CMessageSend {
                     argv[1] = UnsafeMutableRawPointer(s)
                     for i in 2..<n {
                         guard let a = args![i - 2] else {
-                            throw .invalidArgument(className: RuntimeClass.from(cls).visibleName, selector: selector.name,
-                                                   reason: "argument \(i - 1) pointer is NULL")
+                            throw .invalidArgument(.init(className: RuntimeClass.from(cls).visibleName, selector: selector.name, argument: i - 1, expected: "a pointer to the value", actual: "NULL"))
                         }
                         argv[i] = a
                     }

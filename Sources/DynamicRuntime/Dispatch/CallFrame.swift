@@ -22,6 +22,11 @@ protocol CallFrame {
 
 /// Checked access to a `CallFrame`: indices and types against its signature, byte counts of
 /// struct values, ownership of returned objects.
+extension CallFrame {
+    /// Who reads or writes the frame, as type errors name it.
+    var user: String { self is HookContext ? "the hook" : "the invocation" }
+}
+
 struct CallFrameAccess<Frame: CallFrame> {
     let frame: Frame
 
@@ -32,8 +37,7 @@ struct CallFrameAccess<Frame: CallFrame> {
         let types = argumentTypes
         guard index >= 0, index < types.count - 2 else {
             let (className, selector) = frame.errorContext
-            throw .invalidArgument(className: className, selector: selector,
-                                   reason: "argument index \(index) out of range 0..<\(types.count - 2)")
+            throw .invalidArgument(.init(className: className, selector: selector, expected: "an argument index in 0..<\(types.count - 2)", actual: "\(index)"))
         }
         return types[index + 2]
     }
@@ -43,8 +47,8 @@ struct CallFrameAccess<Frame: CallFrame> {
         let want = try type(at: index)
         guard want.isCompatible(with: used) else {
             let (className, selector) = frame.errorContext
-            throw .signatureMismatch(className: className, selector: selector, expected: frame.frameSignature.encoding,
-                                     actual: "argument \(index) used as '\(used.encoding)'")
+            throw .signatureMismatch(.init(className: className, selector: selector, argument: index + 1, operation: frame.user,
+                                           expected: want.encoding, actual: used.encoding))
         }
         return want
     }
@@ -53,8 +57,8 @@ struct CallFrameAccess<Frame: CallFrame> {
         let sig = frame.frameSignature
         guard sig.returnType.isCompatible(with: used) else {
             let (className, selector) = frame.errorContext
-            throw .signatureMismatch(className: className, selector: selector, expected: sig.encoding,
-                                     actual: "return value \(how) as '\(used.encoding)'")
+            throw .signatureMismatch(.init(className: className, selector: selector, operation: "\(frame.user) (\(how))",
+                                           expected: sig.returnType.encoding, actual: used.encoding, isReturnValue: true))
         }
     }
 

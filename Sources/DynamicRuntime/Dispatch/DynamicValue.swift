@@ -207,8 +207,7 @@ extension DynamicValue {
                         selector: String) throws(RuntimeError) {
         guard case let .structure(_, bytes) = self, bytes.count != size else { return }
         let kind = if case .structure = type { "struct " } else { "" }
-        throw .invalidArgument(className: className, selector: selector,
-                               reason: "\(what) is a \(size)-byte \(kind)'\(type.encoding)', got \(bytes.count) bytes")
+        throw .invalidArgument(.init(className: className, selector: selector, operation: what, expected: "a \(size)-byte \(kind)'\(type.encoding)'", actual: "\(bytes.count) bytes"))
     }
 }
 

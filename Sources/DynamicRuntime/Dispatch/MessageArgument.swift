@@ -46,8 +46,7 @@ extension MessageArgument {
         throws(RuntimeError) -> Self {
         if !acceptsNull, p.load(as: UnsafeRawPointer?.self) == nil {
             let (cls, sel, position) = what()
-            throw .invalidArgument(className: cls, selector: sel,
-                                   reason: "argument \(position) is NULL but the method takes a non-optional \(Self.self)")
+            throw .invalidArgument(.init(className: cls, selector: sel, argument: position, expected: "a non-optional \(Self.self)", actual: "NULL"))
         }
         return Self(argumentStorage: p)
     }
@@ -67,8 +66,7 @@ extension MessageArgument {
     @usableFromInline
     static func nullArgumentError(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ index: Int) -> RuntimeError {
         let raw = args[0]!.load(as: sf_id?.self)
-        let name = raw.flatMap { sf_object_getClass($0) }.map { String(cString: sf_class_getName($0)) } ?? "nil"
-        return .invalidArgument(className: name, selector: Selector(raw: args[1]!.load(as: sf_sel.self)).name,
-                                reason: "argument \(index - 1) is NULL but the method takes a non-optional \(Self.self)")
+        let name = raw.flatMap(Forwarding.visibleClassName(of:)) ?? "nil"
+        return .invalidArgument(.init(className: name, selector: Selector(raw: args[1]!.load(as: sf_sel.self)).name, argument: index - 1, expected: "a non-optional \(Self.self)", actual: "NULL"))
     }
 }

@@ -184,8 +184,7 @@ enum MessageSend {
               zip(expected, argTypes).allSatisfy({ $0.isCompatible(with: $1) }),
               sig.returnType.isCompatible(with: R.returnEncoding) || (R.returnEncoding == .void) else {
             let cl = RuntimeClass.from(cls)
-            throw .signatureMismatch(className: cl.visibleName, selector: selector.name, expected: sig.encoding,
-                                     actual: Signature.encoding(returning: R.returnEncoding, arguments: argTypes))
+            throw .signatureMismatch(.init(className: cl.visibleName, selector: selector.name, expected: sig.encoding, actual: Signature.encoding(returning: R.returnEncoding, arguments: argTypes)))
         }
         try checkByteCounts(args, sig, cls, selector)
         let imp = sf_method_imp(method)!
@@ -221,8 +220,7 @@ enum MessageSend {
                 try value.checkByteCount(size: size, of: want, what: "argument \(i + 1)",
                                          className: Forwarding.visibleName(cls), selector: selector.name)
             } else if case .structure = want, type(of: arg).storageSize > size {
-                throw .invalidArgument(className: Forwarding.visibleName(cls), selector: selector.name,
-                                       reason: "argument \(i + 1) is a \(size)-byte struct '\(want.encoding)', got \(type(of: arg).storageSize) bytes")
+                throw .invalidArgument(.init(className: Forwarding.visibleName(cls), selector: selector.name, argument: i + 1, expected: "a \(size)-byte struct '\(want.encoding)'", actual: "\(type(of: arg).storageSize) bytes"))
             }
         }
     }
@@ -340,14 +338,12 @@ enum MessageSend {
         let className = RuntimeClass.from(cls).visibleName
         let expected = Array(sig.argumentTypes.dropFirst(2))
         guard expected.count == args.count else {
-            throw .invalidArgument(className: className, selector: selector.name,
-                                   reason: "expected \(expected.count) argument(s) (\(sig.encoding)), got \(args.count)")
+            throw .invalidArgument(.init(className: className, selector: selector.name, expected: "\(expected.count) argument(s) for '\(sig.encoding)'", actual: "\(args.count)"))
         }
         for (i, (want, arg)) in zip(expected, args).enumerated() {
             let have = argTypes[i]
             guard want.isCompatible(with: have) || (arg is DynamicValue && have == .pointer(nil) && want.keyCode == TypeEncoding.pointerKeyCode) else {
-                throw .invalidArgument(className: className, selector: selector.name,
-                                       reason: "argument \(i + 1) expects '\(want.encoding)' but got '\(have.encoding)' (\(type(of: arg)))")
+                throw .invalidArgument(.init(className: className, selector: selector.name, argument: i + 1, expected: "'\(want.encoding)'", actual: "'\(have.encoding)' (\(type(of: arg)))"))
             }
         }
         try checkByteCounts(args, sig, cls, selector)

@@ -17,8 +17,7 @@ struct CFrame: ForwardingFrame {
 
     func invocationSignature(declared: Signature?, _ selector: Selector, cls: sf_class_t) throws(RuntimeError) -> Signature {
         guard let declared else {
-            throw .forwardingFailed(className: Forwarding.visibleName(cls), selector: selector.name,
-                                    reason: "a C send needs methodSignatureForSelector: to describe the arguments")
+            throw .forwardingFailed(.init(className: Forwarding.visibleName(cls), selector: selector.name, reason: "a C send needs methodSignatureForSelector: to describe the arguments"))
         }
         return declared
     }
@@ -27,7 +26,7 @@ struct CFrame: ForwardingFrame {
         let invocation = Invocation(signature: signature, target: ObjectRef(receiver), selector: selector)
         for i in 0..<signature.explicitArgumentCount {
             guard let p = arguments?[i] else {
-                throw .invalidArgument(className: Forwarding.visibleName(cls), selector: selector.name, reason: "argument \(i + 1) pointer is NULL")
+                throw .invalidArgument(.init(className: Forwarding.visibleName(cls), selector: selector.name, argument: i + 1, expected: "a pointer to the value", actual: "NULL"))
             }
             invocation.storage.argumentPointer(i + 2).copyMemory(from: p, byteCount: signature.storage.argumentSizes[i + 2])
         }

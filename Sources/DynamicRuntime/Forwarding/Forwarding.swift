@@ -74,8 +74,7 @@ enum Forwarding {
     static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
         if sf_forward_depth_enter() > maximumDepth {
             sf_forward_depth_exit()
-            throw .forwardingFailed(className: visibleName(cls), selector: selector.name,
-                                    reason: "forwarding nested more than \(maximumDepth) levels; does forwardInvocation: or a forwarding target send the message back?")
+            throw .forwardingFailed(.init(className: visibleName(cls), selector: selector.name, reason: "forwarding nested more than \(maximumDepth) levels; does forwardInvocation: or a forwarding target send the message back?"))
         }
     }
 
@@ -132,6 +131,14 @@ enum Forwarding {
         return unrecognized(cls, selector)
     }
 
+    /// The name of `obj`'s class past any hidden per-object class, read from the C class
+    /// records only: the object may be deallocating on another thread, its hidden class with it.
+    static func visibleClassName(of obj: sf_id) -> String? {
+        var cls = sf_object_isa(obj)
+        while let c = cls, sf_class_info(c) & UInt32(SF_CLASS_HIDDEN) != 0 { cls = sf_class_super(c) }
+        return cls.map { String(cString: sf_class_getName($0)) }
+    }
+
     static func visibleName(_ cls: sf_class_t) -> String {
         let c = RuntimeClass.from(cls)
         return c.isHidden ? (c.superclass ?? c).name : c.name
@@ -139,7 +146,7 @@ enum Forwarding {
 
     static func unrecognized(_ cls: sf_class_t, _ selector: Selector) -> RuntimeError {
         let c = RuntimeClass.from(cls)
-        return .doesNotRecognizeSelector(className: visibleName(cls), selector: selector.name, isClassMethod: c.isMetaclass)
+        return .doesNotRecognizeSelector(.init(className: visibleName(cls), selector: selector.name, isClassMethod: c.isMetaclass))
     }
 }
 

@@ -79,8 +79,7 @@ enum ForwardingIMP {
         } else if let a2, SelectorTable.shared.contains(a2) {
             (obj, sel, stret) = (a1?.assumingMemoryBound(to: sf_object.self), Selector(raw: a2.assumingMemoryBound(to: sf_selector.self)), true)
         } else {
-            report(.invalidArgument(className: "-", selector: "-",
-                                    reason: "sf_msgForward was called without a registered selector as _cmd"))
+            report(.invalidArgument(.init(operation: "sf_msgForward", expected: "a registered selector as _cmd", actual: "an unregistered one")))
             return nil
         }
         stretOut.pointee = stret ? 1 : 0
@@ -100,19 +99,16 @@ enum ForwardingIMP {
         }
         if learnt == nil, let m = sf_lookup_method(cls, sel.raw) { learnt = Signature(raw: sf_method_sig(m)) }
         guard let sig = learnt else {
-            report(.forwardingFailed(className: Forwarding.visibleName(cls), selector: sel.name,
-                                     reason: "the forwarding IMP needs the arguments' types: define methodSignatureForSelector:"))
+            report(.forwardingFailed(.init(className: Forwarding.visibleName(cls), selector: sel.name, reason: "the forwarding IMP needs the arguments' types: define methodSignatureForSelector:")))
             return nil
         }
         let inMemory = returnsInMemory(sig.returnType, size: Int(sf_ffi_type_size(sig.raw.pointee.return_type)))
         guard inMemory == stret else {
-            report(.signatureMismatch(className: Forwarding.visibleName(cls), selector: sel.name, expected: sig.encoding,
-                                      actual: stret ? "a call returning through memory" : "a call returning in registers"))
+            report(.signatureMismatch(.init(className: Forwarding.visibleName(cls), selector: sel.name, expected: sig.encoding, actual: stret ? "a call returning through memory" : "a call returning in registers")))
             return nil
         }
         guard let code = code(for: sig) else {
-            report(.forwardingFailed(className: Forwarding.visibleName(cls), selector: sel.name,
-                                     reason: "no forwarding trampoline or libffi closure could be made"))
+            report(.forwardingFailed(.init(className: Forwarding.visibleName(cls), selector: sel.name, reason: "no forwarding trampoline or libffi closure could be made")))
             return nil
         }
         return code

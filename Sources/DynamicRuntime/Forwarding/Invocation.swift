@@ -57,7 +57,7 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
 
     var className: String {
         guard let t = storage.h.pointee.target, let c = sf_object_getClass(t) else { return "nil" }
-        return String(cString: sf_class_getName(c))
+        return Forwarding.visibleName(c)
     }
 
     private var access: CallFrameAccess<Invocation> { CallFrameAccess(frame: self) }
@@ -127,7 +127,7 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
         }
         let sig = Signature(raw: sf_method_sig(method))
         guard sig == signature || sig.isCompatible(with: signature) else {
-            throw .signatureMismatch(className: className, selector: selector.name, expected: sig.encoding, actual: signature.encoding)
+            throw .signatureMismatch(.init(className: className, selector: selector.name, expected: sig.encoding, actual: signature.encoding))
         }
         storage.call(sf_method_imp(method)!)
         try Runtime.rethrowPending()

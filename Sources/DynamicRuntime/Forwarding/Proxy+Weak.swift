@@ -22,9 +22,7 @@ extension Proxy {
         try cls.setForwardInvocation { invocation in
             // Reached only when the target is gone (or stage 2 declined): drop the message.
             guard invocation.signature.returnType == .void else {
-                throw RuntimeError.forwardingFailed(
-                    className: name, selector: invocation.selector.name,
-                    reason: "the weak proxy's target has been deallocated; the caller expects a result")
+                throw RuntimeError.forwardingFailed(.init(className: name, selector: invocation.selector.name, reason: "the weak proxy's target has been deallocated; the caller expects a result"))
             }
         }
         return cls
@@ -33,7 +31,7 @@ extension Proxy {
     /// A new proxy of `weakClass` (made by `makeWeakClass`) holding `target` weakly.
     public static func createWeak(_ weakClass: RuntimeClass, wrapping target: some MessageReceiver) throws(RuntimeError) -> Object {
         guard weakClass.ownMethod(for: Forwarding.forwardingTarget) != nil, weakClass.ivar(named: targetIvarName) == nil else {
-            throw .invalidArgument(className: weakClass.name, selector: "-", reason: "not a weak proxy class (use Proxy.makeWeakClass)")
+            throw .invalidArgument(.init(className: weakClass.name, expected: "a weak proxy class (Proxy.makeWeakClass)", actual: "another class"))
         }
         let proxy = try weakClass.createInstance()
         proxy.setAssociatedValue(WeakReference(target), for: weakTargetKey)

@@ -53,7 +53,7 @@ public enum Proxy {
     /// A new proxy of `proxyClass` (made by `makeClass`) wrapping `target` (retained).
     public static func create(_ proxyClass: RuntimeClass, wrapping target: some MessageReceiver) throws(RuntimeError) -> Object {
         guard let ivar = proxyClass.ivar(named: targetIvarName) else {
-            throw .invalidArgument(className: proxyClass.name, selector: "-", reason: "not a proxy class: no '\(targetIvarName)' ivar")
+            throw .invalidArgument(.init(className: proxyClass.name, expected: "a proxy class (with a '\(targetIvarName)' ivar)", actual: "another class"))
         }
         let proxy = try proxyClass.createInstance()
         try proxy.setValue(target.receiver, for: ivar)

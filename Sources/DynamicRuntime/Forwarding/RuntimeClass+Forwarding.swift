@@ -41,9 +41,7 @@ extension RuntimeClass {
     public func setForwardInvocation(_ body: @escaping @Sendable (Invocation) throws -> Void) throws(RuntimeError) {
         try replaceMethod(Forwarding.forwardInvocation) { (recv: ObjectRef, record: UnsafeMutableRawPointer) throws in
             guard Forwarding.isDelivering(record) else {
-                throw RuntimeError.reservedSelector(
-                    className: recv.runtimeClass?.name ?? "nil", selector: Forwarding.forwardInvocation.name,
-                    reason: "it receives the invocation the runtime is forwarding and cannot be sent directly")
+                throw RuntimeError.reservedSelector(.init(className: recv.runtimeClass?.visibleName, selector: Forwarding.forwardInvocation.name, reason: "it receives the invocation the runtime is forwarding and cannot be sent directly"))
             }
             try body(Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(record).takeUnretainedValue()))
         }

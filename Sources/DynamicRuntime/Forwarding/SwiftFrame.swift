@@ -47,8 +47,7 @@ struct SwiftFrame: ForwardingFrame {
 
     private func checked(_ sig: Signature, _ selector: Selector, cls: sf_class_t) throws(RuntimeError) -> Signature {
         guard accepts(sig) else {
-            throw .signatureMismatch(className: Forwarding.visibleName(cls), selector: selector.name,
-                                     expected: sig.encoding, actual: signature.encoding)
+            throw .signatureMismatch(.init(className: Forwarding.visibleName(cls), selector: selector.name, expected: sig.encoding, actual: signature.encoding))
         }
         return sig
     }

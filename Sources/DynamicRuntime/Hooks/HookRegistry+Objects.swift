@@ -10,12 +10,10 @@ extension HookRegistry {
         _ = installDeallocHandler
         let visible = RuntimeClass.from(sf_object_getClass(obj)!)
         guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
-            throw .hookFailed(className: visible.name, selector: selector.name,
-                              reason: "per-object hooks apply to instances; hook the metaclass for class methods")
+            throw .hookFailed(.init(className: visible.name, selector: selector.name, expected: "an instance", actual: "a class object (hook the metaclass for class methods)"))
         }
         if Forwarding.reserved.contains(selector) {
-            throw .reservedSelector(className: visible.name, selector: selector.name,
-                                    reason: "it drives forwarding itself; define the method instead of hooking it")
+            throw .reservedSelector(.init(className: visible.name, selector: selector.name, reason: "it drives forwarding itself; define the method instead of hooking it"))
         }
         try visible.checkReserved(selector)
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
@@ -23,18 +21,17 @@ extension HookRegistry {
         guard let side = ObjectSideTable.of(obj, create: true) else { preconditionFailure("side tables are created on demand") }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
             guard sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) == 0 else {
-                throw .hookFailed(className: visible.name, selector: selector.name, reason: "the object is being deallocated")
+                throw .hookFailed(.init(className: visible.name, selector: selector.name, expected: "a live object", actual: "an object being deallocated"))
             }
             let isa = sf_object_isa(obj)!
             guard isa == visible.raw || isa == hidden.raw else {
-                throw .hookFailed(className: visible.name, selector: selector.name, reason: "the object's class changed meanwhile")
+                throw .hookFailed(.init(className: visible.name, selector: selector.name, reason: "the object's class changed meanwhile"))
             }
             guard let method = hidden.findMethod(selector) else {
-                throw .hookFailed(className: visible.name, selector: selector.name, reason: "instances do not respond to it")
+                throw .hookFailed(.init(className: visible.name, selector: selector.name, reason: "instances do not respond to it"))
             }
             if let expected, !expected.isCompatible(with: method.signature) {
-                throw .signatureMismatch(className: visible.name, selector: selector.name,
-                                         expected: method.signature.encoding, actual: expected.encoding)
+                throw .signatureMismatch(.init(className: visible.name, selector: selector.name, expected: method.signature.encoding, actual: expected.encoding))
             }
             let hook = try installedHook(hidden, method)
             let id = nextID

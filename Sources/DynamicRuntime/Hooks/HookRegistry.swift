@@ -16,20 +16,17 @@ enum HookRegistry {
     static func add(on cls: RuntimeClass, _ selector: Selector, _ position: HookPosition,
                     expecting types: String?, once: Bool = false, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
         if Forwarding.reserved.contains(selector) {
-            throw .reservedSelector(className: cls.visibleName, selector: selector.name,
-                                    reason: "it drives forwarding itself; define the method instead of hooking it")
+            throw .reservedSelector(.init(className: cls.visibleName, selector: selector.name, reason: "it drives forwarding itself; define the method instead of hooking it"))
         }
         try cls.checkReserved(selector)
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
-            guard !cls.isDisposed else { throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "the class was disposed") }
+            guard !cls.isDisposed else { throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "the class was disposed")) }
             guard let method = cls.findMethod(selector) else {
-                throw .hookFailed(className: cls.visibleName, selector: selector.name,
-                                  reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it")
+                throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it"))
             }
             if let expected, !expected.isCompatible(with: method.signature) {
-                throw .signatureMismatch(className: cls.visibleName, selector: selector.name,
-                                         expected: method.signature.encoding, actual: expected.encoding)
+                throw .signatureMismatch(.init(className: cls.visibleName, selector: selector.name, operation: "the hook", expected: method.signature.encoding, actual: expected.encoding))
             }
             let hook = try installedHook(cls, method)
             let id = nextID

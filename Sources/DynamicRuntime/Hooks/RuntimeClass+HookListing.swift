@@ -31,7 +31,7 @@ extension ObjectRef {
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, options: HookOptions,
                      expecting types: String? = nil, _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
-        guard let raw else { throw .hookFailed(className: "nil", selector: selector.name, reason: "cannot hook nil") }
+        guard let raw else { throw .hookFailed(.init(selector: selector.name, expected: "an object", actual: "nil")) }
         return try HookRegistry.addObjectHook(raw, selector, position, expecting: types,
                                               once: options.contains(.removeAfterFirstCall), wrapHookBody(body))
     }

@@ -44,9 +44,9 @@ extension RuntimeClass {
 /// Hook bodies are stored as given; `hookError` converts what they throw where they are called.
 func wrapHookBody(_ body: @escaping @Sendable (HookContext) throws -> Void) -> HookRegistry.Body { body }
 
-/// Hook bodies may throw anything; the sender receives it as a RuntimeError naming the method.
+/// Hook bodies may throw anything; the sender receives it as a RuntimeError naming the method,
+/// the body's own error kept as `underlying`.
 func hookError(_ error: any Error, _ ctx: HookContext) -> RuntimeError {
     if let e = error as? RuntimeError { return e }
-    return .implementationFailed(className: ctx.hook.cls.visibleName, selector: ctx.selector.name,
-                                 reason: String(describing: error))
+    return .implementationFailed(.init(className: ctx.hook.cls.visibleName, selector: ctx.selector.name, underlying: error))
 }

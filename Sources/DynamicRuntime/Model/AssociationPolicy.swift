@@ -54,10 +54,9 @@ extension MessageReceiver {
 enum Associations {
     static func set(_ owner: sf_id?, _ key: UnsafeRawPointer, _ value: sf_id?,
                     _ policy: AssociationPolicy) throws(RuntimeError) {
-        guard let owner else { throw .invalidArgument(className: "nil", selector: "-", reason: "cannot associate with nil") }
+        guard let owner else { throw .invalidArgument(.init(operation: "associate", expected: "an object", actual: "nil")) }
         if value != nil, ObjectLifecycle.isDeallocating(owner) {
-            throw .invalidArgument(className: CAPIValues.className(of: owner), selector: "-",
-                                   reason: "cannot associate an object with an object that is deallocating")
+            throw .invalidArgument(.init(className: CAPIValues.className(of: owner), operation: "associate an object", expected: "a live object", actual: "an object that is deallocating"))
         }
         guard let value else {
             ObjectSideTable.of(owner, create: false)?.set(nil, for: key)
@@ -66,7 +65,7 @@ enum Associations {
         let stored: ObjectSideTable.Value
         if policy.copies, let cls = sf_object_getClass(value), sf_class_respondsToSelector(cls, Associations.copySelector.raw) {
             let copy: Object? = try ObjectRef(value).send(Associations.copySelector)
-            guard let copy else { throw .invalidArgument(className: CAPIValues.className(of: value), selector: "copy", reason: "copy returned nil") }
+            guard let copy else { throw .invalidArgument(.init(className: CAPIValues.className(of: value), selector: "copy", expected: "a copy", actual: "nil")) }
             sf_retain_inline(copy.raw)
             stored = .object(copy.raw)
         } else if policy.retains {

@@ -16,7 +16,7 @@ extension ClosureIMP {
         } else {
             let name = cls.map { String(cString: sf_class_getName($0)) } ?? "nil"
             let selector = Selector(raw: sf_sel(bitPattern: UInt(sel))!)
-            e = .implementationFailed(className: name, selector: selector.name, reason: String(describing: error))
+            e = .implementationFailed(.init(className: name, selector: selector.name, underlying: error))
         }
         e.record()
         return e

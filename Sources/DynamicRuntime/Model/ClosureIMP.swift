@@ -72,7 +72,7 @@ final class ClosureIMP: @unchecked Sendable {
             }
             guard let code else {
                 context?.deallocate()
-                throw .implementationFailed(className: "-", selector: "-", reason: "no trampoline slot could be mapped")
+                throw .implementationFailed(.init(reason: "no trampoline slot could be mapped"))
             }
             self.closure = nil
             self.isTrampoline = true
@@ -84,7 +84,7 @@ final class ClosureIMP: @unchecked Sendable {
         }
         var code: UnsafeMutableRawPointer?
         guard let closure = sf_ffi_closure_alloc(&code), let code else {
-            throw .implementationFailed(className: "-", selector: "-", reason: "libffi could not allocate a closure")
+            throw .implementationFailed(.init(reason: "libffi could not allocate a closure"))
         }
         self.closure = closure
         self.context = nil
@@ -94,7 +94,7 @@ final class ClosureIMP: @unchecked Sendable {
                                          Unmanaged.passUnretained(self).toOpaque(), code)
         guard status == FFI_OK else {
             sf_ffi_closure_free(closure)
-            throw .implementationFailed(className: "-", selector: "-", reason: "libffi could not prepare a closure (status \(status.rawValue))")
+            throw .implementationFailed(.init(reason: "libffi could not prepare a closure (status \(status.rawValue))"))
         }
         sf_counter_closures_add(1)
     }

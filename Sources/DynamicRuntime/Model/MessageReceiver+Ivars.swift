@@ -5,14 +5,14 @@ import CShims
 extension MessageReceiver {
     private func slot(_ ivar: Ivar, _ type: TypeEncoding) throws(RuntimeError) -> UnsafeMutableRawPointer {
         guard let raw = receiver.raw else {
-            throw .invalidArgument(className: "nil", selector: "-", reason: "ivar '\(ivar.name)' read from nil")
+            throw .invalidArgument(.init(ivar: ivar.name, expected: "an object", actual: "nil"))
         }
         let cls = RuntimeClass.from(sf_object_getClass(raw)!)
         guard let declared = cls.ivar(named: ivar.name), declared.offset == ivar.offset else {
-            throw .invalidArgument(className: cls.name, selector: "-", reason: "no ivar '\(ivar.name)' in this class chain")
+            throw .invalidArgument(.init(className: cls.visibleName, ivar: ivar.name, expected: "an ivar of the class chain", actual: "an ivar of another class"))
         }
         guard ivar.type.isCompatible(with: type) else {
-            throw .signatureMismatch(className: cls.name, selector: ivar.name, expected: ivar.type.encoding, actual: type.encoding)
+            throw .signatureMismatch(.init(className: cls.visibleName, ivar: ivar.name, operation: "the accessor", expected: ivar.type.encoding, actual: type.encoding))
         }
         return UnsafeMutableRawPointer(raw) + ivar.offset
     }
@@ -47,11 +47,11 @@ extension MessageReceiver {
 
     private func ivar(_ name: String) throws(RuntimeError) -> Ivar {
         guard let raw = receiver.raw, let c = sf_object_getClass(raw) else {
-            throw .invalidArgument(className: "nil", selector: "-", reason: "ivar '\(name)' accessed on nil")
+            throw .invalidArgument(.init(ivar: name, expected: "an object", actual: "nil"))
         }
         let cls = RuntimeClass.from(c)
         guard let v = cls.ivar(named: name) else {
-            throw .invalidArgument(className: cls.name, selector: "-", reason: "no ivar named '\(name)'")
+            throw .invalidArgument(.init(className: cls.visibleName, ivar: name, expected: "an ivar of the class chain", actual: "no ivar of that name"))
         }
         return v
     }

@@ -15,21 +15,20 @@ extension MessageReceiver {
     @discardableResult
     public func setClass(_ cls: RuntimeClass) throws(RuntimeError) -> RuntimeClass {
         guard let obj = receiver.raw else {
-            throw .invalidArgument(className: "nil", selector: "-", reason: "setClass on nil")
+            throw .invalidArgument(.init(operation: "setClass", expected: "an object", actual: "nil"))
         }
         guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
-            throw .invalidArgument(className: String(cString: sf_class_getName(sf_object_getClass(obj))), selector: "-",
-                                   reason: "a class object's class is its metaclass and cannot be changed")
+            throw .invalidArgument(.init(className: String(cString: sf_class_getName(sf_object_getClass(obj))), operation: "setClass", expected: "an instance", actual: "a class object (its class is its metaclass)"))
         }
         guard !cls.isMetaclass, !cls.isHidden else {
-            throw .invalidArgument(className: cls.name, selector: "-", reason: "an instance's class must be an ordinary class")
+            throw .invalidArgument(.init(operation: "setClass", expected: "an ordinary class", actual: "metaclass '\(cls.name)'"))
         }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> RuntimeClass in
             let isa = sf_object_isa(obj)!
             let current = RuntimeClass.from(sf_object_getClass(obj)!)
-            guard cls.isRegistered, !cls.isDisposed else { throw .classNotRegistered(name: cls.name, operation: "make it an object's class") }
+            guard cls.isRegistered, !cls.isDisposed else { throw .classNotRegistered(.init(className: cls.name, operation: "make it an object's class")) }
             if current === cls { return current }
-            func refuse(_ reason: String) -> RuntimeError { .incompatibleClass(className: current.name, target: cls.name, reason: reason) }
+            func refuse(_ reason: String) -> RuntimeError { .incompatibleClass(.init(className: current.name, target: cls.name, reason: reason)) }
             if sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) != 0 { throw refuse("the object is being deallocated") }
             if sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 { throw refuse("the object has per-object hooks; remove them first") }
             let allocated = sf_object_allocated_size(obj)

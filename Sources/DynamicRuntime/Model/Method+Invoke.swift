@@ -28,7 +28,7 @@ extension Method {
     func checkedReceiver(_ raw: sf_id?) throws(RuntimeError) -> sf_id {
         let owner = owningClass
         guard let raw else {
-            throw .invalidArgument(className: owner.name, selector: selector.name, reason: "method invoked on nil")
+            throw .invalidArgument(.init(className: owner.name, selector: selector.name, expected: "a receiver", actual: "nil"))
         }
         var c: RuntimeClass? = RuntimeClass.from(sf_object_isa(raw)!)
         let actual = c!
@@ -36,7 +36,6 @@ extension Method {
             if k === owner { return raw }
             c = k.lookupSuperclass
         }
-        throw .invalidArgument(className: owner.name, selector: selector.name,
-                               reason: "the receiver is \(actual.isMetaclass ? "the class" : "an instance of") '\(actual.visibleName)', not of '\(owner.name)' or a subclass")
+        throw .invalidArgument(.init(className: owner.name, selector: selector.name, expected: "a receiver of '\(owner.name)' or a subclass", actual: "\(actual.isMetaclass ? "the class" : "an instance of") '\(actual.visibleName)'"))
     }
 }

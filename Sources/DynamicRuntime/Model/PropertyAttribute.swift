@@ -31,7 +31,7 @@ public struct PropertyAttribute: Hashable, Sendable, CustomStringConvertible {
     public static func parse(_ string: String) throws(RuntimeError) -> [PropertyAttribute] {
         let bytes = Array(string.utf8)
         func fail(_ offset: Int, _ reason: String) -> RuntimeError {
-            .malformedEncoding(encoding: string, offset: offset, reason: "property attributes: " + reason)
+            .malformedEncoding(.init(actual: string, offset: offset, reason: "property attributes: " + reason))
         }
         guard !bytes.isEmpty else { throw fail(0, "empty; expected at least the type ('T…')") }
         var result: [PropertyAttribute] = []
@@ -76,12 +76,12 @@ public struct PropertyAttribute: Hashable, Sendable, CustomStringConvertible {
     /// Checks a list (the C API's form) by spelling it and parsing that.
     static func check(_ list: [PropertyAttribute]) throws(RuntimeError) -> [PropertyAttribute] {
         for a in list where a.name.utf8.count != 1 {
-            throw .malformedEncoding(encoding: a.name, offset: 0, reason: "property attributes: a name is one character, not '\(a.name)'")
+            throw .malformedEncoding(.init(actual: a.name, offset: 0, reason: "property attributes: a name is one character, not '\(a.name)'"))
         }
         let spelled = string(list)
         let parsed = try parse(spelled)
         guard parsed == list else {
-            throw .malformedEncoding(encoding: spelled, offset: 0, reason: "property attributes: a value contains a comma outside quotes")
+            throw .malformedEncoding(.init(actual: spelled, offset: 0, reason: "property attributes: a value contains a comma outside quotes"))
         }
         return parsed
     }
@@ -96,8 +96,9 @@ public struct PropertyAttribute: Hashable, Sendable, CustomStringConvertible {
         do throws(RuntimeError) {
             _ = try parser.parseType(allowVoid: false)
             if !parser.atEnd { throw parser.fail("one type expected, more follows") }
-        } catch let .malformedEncoding(_, at, reason) {
-            throw .malformedEncoding(encoding: string, offset: offset + at, reason: "property type: " + reason)
+        } catch let .malformedEncoding(context) {
+            throw .malformedEncoding(.init(actual: string, offset: offset + (context.offset ?? 0),
+                                           reason: "property type: " + (context.reason ?? "")))
         } catch {
             throw error
         }

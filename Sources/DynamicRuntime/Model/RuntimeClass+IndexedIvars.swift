@@ -21,14 +21,13 @@ extension RuntimeClass {
     ///   what `createInstance()` throws.
     public func createInstance(extraBytes: Int) throws(RuntimeError) -> Object {
         guard extraBytes >= 0, extraBytes <= RuntimeClass.maximumExtraBytes else {
-            throw .invalidArgument(className: name, selector: "-",
-                                   reason: "extraBytes \(extraBytes) is not in 0...\(RuntimeClass.maximumExtraBytes)")
+            throw .invalidArgument(.init(className: name, operation: "extraBytes", expected: "0...\(RuntimeClass.maximumExtraBytes)", actual: "\(extraBytes)"))
         }
         guard !isMetaclass else {
-            throw .invalidArgument(className: name, selector: "-", reason: "cannot instantiate a metaclass")
+            throw .invalidArgument(.init(className: name, operation: "create an instance", expected: "a class", actual: "a metaclass"))
         }
         guard Runtime.state.lock.withLock({ isRegistered && !isDisposed }) else {
-            throw .classNotRegistered(name: name, operation: "create an instance")
+            throw .classNotRegistered(.init(className: name, operation: "create an instance"))
         }
         return Object(adopting: ObjectLifecycle.allocate(self, extraBytes: extraBytes))
     }

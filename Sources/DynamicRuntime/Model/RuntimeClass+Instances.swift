@@ -7,10 +7,10 @@ extension RuntimeClass {
     /// - Throws: `classNotRegistered` before `register()`, `invalidArgument` for a metaclass.
     public func createInstance() throws(RuntimeError) -> Object {
         guard !isMetaclass else {
-            throw .invalidArgument(className: name, selector: "-", reason: "cannot instantiate a metaclass")
+            throw .invalidArgument(.init(className: name, operation: "create an instance", expected: "a class", actual: "a metaclass"))
         }
         guard Runtime.state.lock.withLock({ isRegistered && !isDisposed }) else {
-            throw .classNotRegistered(name: name, operation: "create an instance")
+            throw .classNotRegistered(.init(className: name, operation: "create an instance"))
         }
         return Object(adopting: ObjectLifecycle.allocate(self))
     }

@@ -9,22 +9,21 @@ extension RuntimeClass {
     @discardableResult
     public func addIvar(_ name: String, type: TypeEncoding, alignment: Int? = nil) throws(RuntimeError) -> Ivar {
         if case .void = type {
-            throw .invalidArgument(className: self.name, selector: "-", reason: "ivar '\(name)' cannot be void")
+            throw .invalidArgument(.init(className: self.name, ivar: name, expected: "a type with a size", actual: "void"))
         }
         let sig = try Signature("v@:" + type.encoding)
         let ffiType = sig.raw.pointee.arg_types[2]!
         let size = Int(sf_ffi_type_size(ffiType))
         let natural = max(Int(sf_ffi_type_alignment(ffiType)), 1)
         if let alignment, alignment <= 0 || alignment & (alignment - 1) != 0 || alignment > RuntimeClass.maximumIvarAlignment {
-            throw .invalidArgument(className: self.name, selector: "-",
-                                   reason: "ivar '\(name)' alignment \(alignment) is not a power of two up to \(RuntimeClass.maximumIvarAlignment)")
+            throw .invalidArgument(.init(className: self.name, ivar: name, expected: "an alignment that is a power of two up to \(RuntimeClass.maximumIvarAlignment)", actual: "\(alignment)"))
         }
         let align = max(natural, alignment ?? 1)
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> Ivar in
-            guard !isRegistered else { throw .classAlreadyRegistered(name: self.name, operation: "add ivar '\(name)'") }
-            guard !isMetaclass else { throw .invalidArgument(className: self.name, selector: "-", reason: "metaclasses have no ivars") }
+            guard !isRegistered else { throw .classAlreadyRegistered(.init(className: self.name, operation: "add ivar '\(name)'")) }
+            guard !isMetaclass else { throw .invalidArgument(.init(className: self.name, ivar: name, operation: "add an ivar", expected: "a class", actual: "a metaclass")) }
             if ivarNamed(name) != nil {
-                throw .invalidArgument(className: self.name, selector: "-", reason: "an ivar named '\(name)' already exists in the class chain")
+                throw .invalidArgument(.init(className: self.name, ivar: name, expected: "a name no ivar in the class chain has", actual: "a name in use"))
             }
             let start = Int(sf_class_getInstanceSize(raw))
             let offset = (start + align - 1) / align * align

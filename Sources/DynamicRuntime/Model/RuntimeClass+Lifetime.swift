@@ -7,22 +7,22 @@ extension RuntimeClass {
     /// - Throws: `RuntimeError.classInUse` while instances or subclasses exist.
     public func dispose() throws(RuntimeError) {
         guard !isMetaclass else {
-            throw .invalidArgument(className: name, selector: "-", reason: "dispose the class, not its metaclass")
+            throw .invalidArgument(.init(className: name, operation: "dispose", expected: "a class", actual: "a metaclass"))
         }
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
-            guard !isDisposed else { throw .classInUse(name: name, reason: "already disposed") }
+            guard !isDisposed else { throw .classInUse(.init(className: name, reason: "already disposed")) }
             let live = sf_class_live_instances(raw)
-            if live > 0 { throw .classInUse(name: name, reason: "\(live) instance(s) still alive") }
+            if live > 0 { throw .classInUse(.init(className: name, reason: "\(live) instance(s) still alive")) }
             // The hidden subclass instances with hooks of their own share goes with the class.
             let hidden = objectHookClass
             let subs = subclasses.filter { $0 !== metaclass && $0 !== hidden }
             if !subs.isEmpty {
-                throw .classInUse(name: name, reason: "subclass(es) \(subs.map(\.name).joined(separator: ", ")) still exist")
+                throw .classInUse(.init(className: name, reason: "subclass(es) \(subs.map(\.name).joined(separator: ", ")) still exist"))
             }
             let meta = metaclass
             let metaSubs = meta.subclasses.filter { $0 !== hidden?.metaclass }
             if !metaSubs.isEmpty {
-                throw .classInUse(name: name, reason: "subclass(es) \(metaSubs.map(\.name).joined(separator: ", ")) still exist")
+                throw .classInUse(.init(className: name, reason: "subclass(es) \(metaSubs.map(\.name).joined(separator: ", ")) still exist"))
             }
             isDisposed = true
             let key = NameKey(cString: sf_class_getName(raw))

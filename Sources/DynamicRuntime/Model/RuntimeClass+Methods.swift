@@ -24,10 +24,10 @@ extension RuntimeClass {
     public func removeMethod(_ selector: Selector) throws(RuntimeError) {
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
             guard let record = methods[selector] else {
-                throw .noSuchMethod(className: name, selector: selector.name)
+                throw .noSuchMethod(.init(className: name, selector: selector.name))
             }
             if record.hook != nil {
-                throw .hookFailed(className: visibleName, selector: selector.name, reason: "remove its hooks before removing the method")
+                throw .hookFailed(.init(className: visibleName, selector: selector.name, reason: "remove its hooks before removing the method"))
             }
             methods[selector] = nil
             flushCaches()
@@ -42,15 +42,13 @@ extension RuntimeClass {
     /// first copied into this class so the superclass is left alone). Signatures must agree.
     public func exchangeImplementations(_ a: Selector, _ b: Selector) throws(RuntimeError) {
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
-            guard let ma = findMethod(a) else { throw .noSuchMethod(className: name, selector: a.name) }
-            guard let mb = findMethod(b) else { throw .noSuchMethod(className: name, selector: b.name) }
+            guard let ma = findMethod(a) else { throw .noSuchMethod(.init(className: name, selector: a.name)) }
+            guard let mb = findMethod(b) else { throw .noSuchMethod(.init(className: name, selector: b.name)) }
             guard ma.signature == mb.signature else {
-                throw .signatureMismatch(className: name, selector: b.name, expected: ma.signature.encoding,
-                                         actual: mb.signature.encoding)
+                throw .signatureMismatch(.init(className: name, selector: b.name, expected: ma.signature.encoding, actual: mb.signature.encoding))
             }
             if ma.hook != nil || mb.hook != nil {
-                throw .hookFailed(className: visibleName, selector: (ma.hook != nil ? a : b).name,
-                                  reason: "remove its hooks before exchanging implementations")
+                throw .hookFailed(.init(className: visibleName, selector: (ma.hook != nil ? a : b).name, reason: "remove its hooks before exchanging implementations"))
             }
             let ra = ownRecord(for: ma)
             let rb = ownRecord(for: mb)
@@ -80,12 +78,11 @@ extension RuntimeClass {
             // closure IMP must be installed with the signature it reads its arguments by.
             let imp = try UnboundIMPs.resolveNolock(imp, for: sig, className: name, selector: selector)
             if let existing = methods[selector] {
-                guard replacing else { throw .methodExists(className: name, selector: selector.name) }
+                guard replacing else { throw .methodExists(.init(className: name, selector: selector.name)) }
                 guard existing.signature.storage.key == sig.storage.key, existing.signature.argumentTypes.count == sig.argumentTypes.count,
                       zip(existing.signature.argumentTypes, sig.argumentTypes).allSatisfy({ $0.isCompatible(with: $1) }),
                       existing.signature.returnType.isCompatible(with: sig.returnType) else {
-                    throw .signatureMismatch(className: name, selector: selector.name,
-                                             expected: existing.signature.encoding, actual: sig.encoding)
+                    throw .signatureMismatch(.init(className: name, selector: selector.name, expected: existing.signature.encoding, actual: sig.encoding))
                 }
                 if let hook = existing.hook {
                     // Keep the trampoline in place: the hook now wraps the new implementation.
@@ -113,8 +110,7 @@ extension RuntimeClass {
     /// Selectors the runtime gives a meaning to and whose shape it must be able to trust.
     func checkReserved(_ selector: Selector) throws(RuntimeError) {
         if RuntimeClass.reservedSelectors.contains(selector.name) {
-            throw .reservedSelector(className: name, selector: selector.name,
-                                    reason: "deallocation runs through dealloc observers (onDeallocate)")
+            throw .reservedSelector(.init(className: name, selector: selector.name, reason: "deallocation runs through dealloc observers (onDeallocate)"))
         }
     }
 
@@ -135,7 +131,7 @@ extension RuntimeClass {
                 && sig.returnType.isCompatible(with: impliedSig.returnType)
                 && zip(sig.argumentTypes.dropFirst(2), impliedSig.argumentTypes.dropFirst(2)).allSatisfy { $0.isCompatible(with: $1) }
             guard same else {
-                throw .signatureMismatch(className: name, selector: selector.name, expected: sig.encoding, actual: impliedSig.encoding)
+                throw .signatureMismatch(.init(className: name, selector: selector.name, expected: sig.encoding, actual: impliedSig.encoding))
             }
         } else {
             sig = try Signature(implied)

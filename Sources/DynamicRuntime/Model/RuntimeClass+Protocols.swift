@@ -9,10 +9,10 @@ extension RuntimeClass {
     @discardableResult
     public func addProtocol(_ proto: RuntimeProtocol) throws(RuntimeError) -> Bool {
         guard !isMetaclass else {
-            throw .invalidArgument(className: name, selector: "-", reason: "protocols are adopted by the class, not its metaclass")
+            throw .invalidArgument(.init(className: name, operation: "adopt a protocol", expected: "a class", actual: "a metaclass"))
         }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> Bool in
-            guard proto.isRegistered else { throw .classNotRegistered(name: proto.name, operation: "adopt it") }
+            guard proto.isRegistered else { throw .classNotRegistered(.init(className: proto.name, operation: "adopt it")) }
             if adoptedProtocols.contains(where: { $0 === proto }) { return false }
             adoptedProtocols.append(proto)
             return true

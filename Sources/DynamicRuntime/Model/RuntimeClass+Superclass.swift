@@ -16,18 +16,17 @@ extension RuntimeClass {
     @discardableResult
     public func setSuperclass(_ newSuperclass: RuntimeClass) throws(RuntimeError) -> RuntimeClass {
         guard !isMetaclass, !newSuperclass.isMetaclass else {
-            throw .invalidArgument(className: name, selector: "-",
-                                   reason: "setSuperclass takes classes; a metaclass's superclass follows its class's")
+            throw .invalidArgument(.init(className: name, operation: "setSuperclass", expected: "a class", actual: "a metaclass (its superclass follows its class's)"))
         }
         guard !isHidden, !newSuperclass.isHidden else {
-            throw .invalidArgument(className: name, selector: "-", reason: "per-object hook classes cannot be reparented")
+            throw .invalidArgument(.init(className: name, operation: "setSuperclass", expected: "an ordinary class", actual: "a per-object hook class"))
         }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> RuntimeClass in
             func refuse(_ reason: String) -> RuntimeError {
-                .incompatibleClass(className: name, target: newSuperclass.name, reason: "cannot become its superclass: " + reason)
+                .incompatibleClass(.init(className: name, target: newSuperclass.name, reason: "cannot become its superclass: " + reason))
             }
             guard newSuperclass.isRegistered, !newSuperclass.isDisposed, !isDisposed else {
-                throw .classNotRegistered(name: newSuperclass.name, operation: "make it a superclass")
+                throw .classNotRegistered(.init(className: newSuperclass.name, operation: "make it a superclass"))
             }
             guard let old = superclass else { throw refuse("'\(name)' is a root class") }
             if old === newSuperclass { return old }

@@ -100,13 +100,13 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         let key = key ?? NameKey(name)
         Runtime.ensureInitialized()
         if let superclass, superclass.isMetaclass {
-            throw .invalidArgument(className: name, selector: "-", reason: "the superclass '\(superclass.name)' is a metaclass")
+            throw .invalidArgument(.init(className: name, expected: "an ordinary class as superclass", actual: "metaclass '\(superclass.name)'"))
         }
         if let superclass, !superclass.isRegistered {
-            throw .classNotRegistered(name: superclass.name, operation: "subclass it")
+            throw .classNotRegistered(.init(className: superclass.name, operation: "subclass it"))
         }
         if name.isEmpty || key.containsNUL {
-            throw .invalidArgument(className: name, selector: "-", reason: "a class name must be non-empty and contain no NUL")
+            throw .invalidArgument(.init(expected: "a class name, non-empty and without NUL", actual: "\"\(name)\""))
         }
         self.name = name
         self.superclass = superclass
@@ -118,7 +118,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
             if !hidden {
                 guard Runtime.state.classesByName[key] == nil else {
-                    throw .duplicateClass(name: name)
+                    throw .duplicateClass(.init(className: name))
                 }
                 Runtime.state.classesByName[key] = self
             }

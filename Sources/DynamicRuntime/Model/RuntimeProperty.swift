@@ -116,13 +116,12 @@ extension RuntimeClass {
 
     private func setProperty(_ name: String, _ attributes: [PropertyAttribute], replacing: Bool) throws(RuntimeError) -> RuntimeProperty {
         guard !name.isEmpty, !name.utf8.contains(0) else {
-            throw .invalidArgument(className: self.name, selector: "-", reason: "a property name must be non-empty and contain no NUL")
+            throw .invalidArgument(.init(className: self.name, expected: "a property name, non-empty and without NUL", actual: "\"\(name)\""))
         }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> RuntimeProperty in
             if let existing = propertyList.first(where: { $0.name == name }) {
                 guard replacing else {
-                    throw .invalidArgument(className: self.name, selector: name,
-                                           reason: "a property named '\(name)' is already declared; use replaceProperty")
+                    throw .invalidArgument(.init(className: self.name, selector: name, expected: "a new property name (replaceProperty changes one)", actual: "'\(name)', already declared"))
                 }
                 existing.replaceAttributesNolock(attributes)
                 return existing

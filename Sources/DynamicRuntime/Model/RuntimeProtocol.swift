@@ -52,10 +52,10 @@ public final class RuntimeProtocol: Hashable, @unchecked Sendable, CustomStringC
     public static func allocate(name: String) throws(RuntimeError) -> RuntimeProtocol {
         Runtime.ensureInitialized()
         guard !name.isEmpty, !name.utf8.contains(0) else {
-            throw .invalidArgument(className: name, selector: "-", reason: "a protocol name must be non-empty and contain no NUL")
+            throw .invalidArgument(.init(expected: "a protocol name, non-empty and without NUL", actual: "\"\(name)\""))
         }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> RuntimeProtocol in
-            guard ProtocolTable.byName[name] == nil else { throw .duplicateProtocol(name: name) }
+            guard ProtocolTable.byName[name] == nil else { throw .duplicateProtocol(.init(className: name)) }
             let p = RuntimeProtocol(name: name)
             ProtocolTable.byName[name] = p
             ProtocolTable.handles.insert(UnsafeRawPointer(p.raw))
@@ -87,7 +87,7 @@ public final class RuntimeProtocol: Hashable, @unchecked Sendable, CustomStringC
     /// - Throws: `duplicateProtocol` when it is already registered.
     public func register() throws(RuntimeError) {
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
-            guard !isRegistered else { throw .duplicateProtocol(name: name) }
+            guard !isRegistered else { throw .duplicateProtocol(.init(className: name)) }
             isRegistered = true
         }
     }
@@ -100,14 +100,13 @@ public final class RuntimeProtocol: Hashable, @unchecked Sendable, CustomStringC
     public func addMethodDescription(_ selector: Selector, types: String, isRequired: Bool,
                                      isInstanceMethod: Bool) throws(RuntimeError) {
         if RuntimeClass.reservedSelectors.contains(selector.name) {
-            throw .reservedSelector(className: name, selector: selector.name,
-                                    reason: "the runtime runs deallocation itself; a protocol cannot declare it")
+            throw .reservedSelector(.init(className: name, selector: selector.name, reason: "the runtime runs deallocation itself; a protocol cannot declare it"))
         }
         let sig = try Signature(types)
         let key = Key(selector: selector, isRequired: isRequired, isInstanceMethod: isInstanceMethod)
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
-            guard !isRegistered else { throw .classAlreadyRegistered(name: name, operation: "add a method description to a protocol") }
-            guard descriptions[key] == nil else { throw .methodExists(className: name, selector: selector.name) }
+            guard !isRegistered else { throw .classAlreadyRegistered(.init(className: name, operation: "add a method description to a protocol")) }
+            guard descriptions[key] == nil else { throw .methodExists(.init(className: name, selector: selector.name)) }
             descriptions[key] = MethodDescription(selector: selector, types: sig.encoding)
             cTypes[key] = UnsafePointer(strdup(sig.encoding)!)
             order.append(key)
@@ -118,11 +117,11 @@ public final class RuntimeProtocol: Hashable, @unchecked Sendable, CustomStringC
     /// registered, and may not incorporate this protocol.
     public func addProtocol(_ other: RuntimeProtocol) throws(RuntimeError) {
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
-            guard !isRegistered else { throw .classAlreadyRegistered(name: name, operation: "add a protocol to a protocol") }
+            guard !isRegistered else { throw .classAlreadyRegistered(.init(className: name, operation: "add a protocol to a protocol")) }
             guard other !== self else {
-                throw .invalidArgument(className: name, selector: "-", reason: "a protocol cannot incorporate itself")
+                throw .invalidArgument(.init(className: name, expected: "another protocol to incorporate", actual: "the protocol itself"))
             }
-            guard other.isRegistered else { throw .classNotRegistered(name: other.name, operation: "incorporate it") }
+            guard other.isRegistered else { throw .classNotRegistered(.init(className: other.name, operation: "incorporate it")) }
             if !incorporated.contains(where: { $0 === other }) { incorporated.append(other) }
         }
     }

@@ -37,13 +37,13 @@ final class SignatureTable: @unchecked Sendable {
             var elements: [UnsafeMutablePointer<ffi_type>?] = []
             for f in fields { elements.append(try ffiType(for: f, in: text)) }
             guard let made = elements.withUnsafeMutableBufferPointer({ sf_ffi_make_struct($0.baseAddress, $0.count) }) else {
-                throw .malformedEncoding(encoding: text, offset: 0, reason: "libffi cannot lay out struct \(key)")
+                throw .malformedEncoding(.init(actual: text, offset: 0, reason: "libffi cannot lay out struct \(key)"))
             }
             structTypes[key] = made
             return made
         default:
             guard let scalar = t.scalarFFIType else {
-                throw .malformedEncoding(encoding: text, offset: 0, reason: "no libffi type for '\(t.encoding)'")
+                throw .malformedEncoding(.init(actual: text, offset: 0, reason: "no libffi type for '\(t.encoding)'"))
             }
             return scalar
         }

@@ -22,7 +22,7 @@ struct TypeEncodingParser {
         } else {
             shown = "end of encoding: "
         }
-        return .malformedEncoding(encoding: text, offset: at, reason: shown + reason)
+        return .malformedEncoding(.init(actual: text, offset: at, reason: shown + reason))
     }
 
     var atEnd: Bool { index >= bytes.count }

@@ -51,7 +51,7 @@ extension Runtime {
                      _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> RuntimeError {
         if let e = error as? RuntimeError { return e }
         let sel = Selector(raw: args[1]!.load(as: sf_sel.self))
-        let name = cls.map { String(cString: sf_class_getName($0)) } ?? "nil"
-        return .implementationFailed(className: name, selector: sel.name, reason: String(describing: error))
+        let name = cls.map { String(cString: sf_class_getName($0)) }
+        return .implementationFailed(.init(className: name, selector: sel.name, underlying: error))
     }
 }

@@ -1,40 +1,73 @@
 import CShims
 
-/// Everything a caller can get wrong, with the class, selector and expectation named.
+/// Everything a caller can get wrong, and every error a method body throws, each with a
+/// ``Context`` naming the visible class, the selector or ivar, what was expected and what was
+/// given.
+///
+/// Match the kind with a pattern (`catch RuntimeError.doesNotRecognizeSelector`) and read the
+/// details from ``context`` (or the shortcuts ``className``, ``selector``, ``expected``,
+/// ``actual``). An error a method body or hook threw arrives as ``implementationFailed(_:)``
+/// with the original error in ``underlying``: `error.underlying as? Overdrawn`.
 public enum RuntimeError: Error, Equatable, CustomStringConvertible, Sendable {
     /// No method, resolver or forwarding stage handled the message.
-    case doesNotRecognizeSelector(className: String, selector: String, isClassMethod: Bool)
+    case doesNotRecognizeSelector(Context)
     /// A class with this name is already registered (or being built).
-    case duplicateClass(name: String)
-    /// A type encoding could not be parsed: `offset` is the index of the offending character.
-    case malformedEncoding(encoding: String, offset: Int, reason: String)
-    /// A closure, argument list or return type does not match the method's signature.
-    case signatureMismatch(className: String, selector: String, expected: String, actual: String)
-    /// An argument of a dynamic send has the wrong type or count.
-    case invalidArgument(className: String, selector: String, reason: String)
+    case duplicateClass(Context)
+    /// A type encoding could not be parsed: `actual` is the encoding, `offset` the index of
+    /// the offending character, `reason` what is wrong there.
+    case malformedEncoding(Context)
+    /// A closure, argument list, hook or return type does not match the method's signature:
+    /// `expected` is the method's encoding, `actual` the one used by `operation`.
+    case signatureMismatch(Context)
+    /// An argument (of a send, an accessor or a runtime call) has the wrong type, count or
+    /// value: `expected` and `actual` say how.
+    case invalidArgument(Context)
     /// The class still has live instances or subclasses.
-    case classInUse(name: String, reason: String)
+    case classInUse(Context)
     /// The method already exists on that class (use replace).
-    case methodExists(className: String, selector: String)
-    /// The operation is only allowed before the class is registered.
-    case classAlreadyRegistered(name: String, operation: String)
-    /// The operation needs a registered class.
-    case classNotRegistered(name: String, operation: String)
+    case methodExists(Context)
+    /// `operation` is only allowed before the class is registered.
+    case classAlreadyRegistered(Context)
+    /// `operation` needs a registered class.
+    case classNotRegistered(Context)
     /// The class has no such method of its own (for remove or exchange).
-    case noSuchMethod(className: String, selector: String)
+    case noSuchMethod(Context)
     /// The selector is used by the runtime itself and cannot be hooked or replaced that way.
-    case reservedSelector(className: String, selector: String, reason: String)
+    case reservedSelector(Context)
     /// A hook could not be installed or removed.
-    case hookFailed(className: String, selector: String, reason: String)
+    case hookFailed(Context)
     /// A forwarding stage returned something unusable.
-    case forwardingFailed(className: String, selector: String, reason: String)
-    /// A method implementation threw; the error is carried as text across the C boundary.
-    case implementationFailed(className: String, selector: String, reason: String)
+    case forwardingFailed(Context)
+    /// A method body, hook or C callback failed: a Swift error it threw is ``underlying``.
+    case implementationFailed(Context)
     /// A protocol with this name is already registered (or being built).
-    case duplicateProtocol(name: String)
+    case duplicateProtocol(Context)
     /// An object's class cannot become `target` (`setClass`), or a class cannot take that
-    /// superclass: the reason names the sizes or the instances that forbid it.
-    case incompatibleClass(className: String, target: String, reason: String)
+    /// superclass: `reason` names the sizes or the instances that forbid it.
+    case incompatibleClass(Context)
+
+    /// What the error is about.
+    public var context: Context {
+        switch self {
+        case let .doesNotRecognizeSelector(c), let .duplicateClass(c), let .malformedEncoding(c),
+             let .signatureMismatch(c), let .invalidArgument(c), let .classInUse(c), let .methodExists(c),
+             let .classAlreadyRegistered(c), let .classNotRegistered(c), let .noSuchMethod(c),
+             let .reservedSelector(c), let .hookFailed(c), let .forwardingFailed(c),
+             let .implementationFailed(c), let .duplicateProtocol(c), let .incompatibleClass(c):
+            c
+        }
+    }
+
+    /// The visible class the error names (never a hidden per-object class), if any.
+    public var className: String? { context.className }
+    /// The selector the error names, if any.
+    public var selector: String? { context.selector }
+    /// What was expected, if the error compares.
+    public var expected: String? { context.expected }
+    /// What was given instead, if the error compares.
+    public var actual: String? { context.actual }
+    /// The error a method body, hook or forwarding handler threw, with its own type.
+    public var underlying: (any Error)? { context.underlying }
 
     /// The C API's code for this error.
     public var code: sf_status {
@@ -53,44 +86,6 @@ public enum RuntimeError: Error, Equatable, CustomStringConvertible, Sendable {
         case .forwardingFailed, .implementationFailed: SF_ERR_FORWARDING
         case .duplicateProtocol: SF_ERR_DUPLICATE_PROTOCOL
         case .incompatibleClass: SF_ERR_INCOMPATIBLE_CLASS
-        }
-    }
-
-    /// A readable form, for logs and test failures.
-    public var description: String {
-        switch self {
-        case let .doesNotRecognizeSelector(cls, sel, isMeta):
-            "\(isMeta ? "+" : "-")[\(cls) \(sel)]: unrecognized selector sent to \(isMeta ? "class" : "instance")"
-        case let .duplicateClass(name):
-            "a class named '\(name)' is already registered"
-        case let .malformedEncoding(encoding, offset, reason):
-            "malformed type encoding \"\(encoding)\" at offset \(offset): \(reason)"
-        case let .signatureMismatch(cls, sel, expected, actual):
-            "-[\(cls) \(sel)] has signature \"\(expected)\", but the caller used \"\(actual)\""
-        case let .invalidArgument(cls, sel, reason):
-            "-[\(cls) \(sel)]: \(reason)"
-        case let .classInUse(name, reason):
-            "class '\(name)' is still in use: \(reason)"
-        case let .methodExists(cls, sel):
-            "-[\(cls) \(sel)] already exists; use replaceMethod to change it"
-        case let .classAlreadyRegistered(name, op):
-            "cannot \(op): class '\(name)' is already registered"
-        case let .classNotRegistered(name, op):
-            "cannot \(op): class '\(name)' is not registered yet"
-        case let .noSuchMethod(cls, sel):
-            "class '\(cls)' has no method '\(sel)' of its own"
-        case let .reservedSelector(cls, sel, reason):
-            "-[\(cls) \(sel)] is reserved: \(reason)"
-        case let .hookFailed(cls, sel, reason):
-            "cannot hook -[\(cls) \(sel)]: \(reason)"
-        case let .forwardingFailed(cls, sel, reason):
-            "forwarding -[\(cls) \(sel)] failed: \(reason)"
-        case let .implementationFailed(cls, sel, reason):
-            "-[\(cls) \(sel)] failed: \(reason)"
-        case let .duplicateProtocol(name):
-            "a protocol named '\(name)' is already registered"
-        case let .incompatibleClass(cls, target, reason):
-            "an instance of '\(cls)' cannot become '\(target)': \(reason)"
         }
     }
 

@@ -22,7 +22,7 @@ extension Engine {
     public func limit(className: String, _ selector: Selector, oncePer duration: Duration,
                       mode: ThrottleMode = .default, classMethod: Bool = false) throws(ThrottleError) -> Rule {
         guard let cls = RuntimeClass.named(className) else {
-            throw .runtime(.invalidArgument(className: className, selector: selector.name, reason: "no class named '\(className)'"))
+            throw .runtime(.invalidArgument(.init(className: className, selector: selector.name, expected: "a registered class", actual: "no class named '\(className)'")))
         }
         let rule = Rule(target: classMethod ? cls.metaclass : cls, selector: selector, duration: duration, mode: mode)
         try apply(rule)
