@@ -135,19 +135,16 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             h.pointee.target = Self.retainForCapture(h.pointee.target)
             if h.pointee.target == nil { writeTargetAndSelector() }
         }
-        let types = h.pointee.signature.argumentTypes
-        for i in 2..<max(types.count, 2) {
+        let sig = h.pointee.signature
+        for i in sig.objectArguments {
             let p = argumentPointer(i)
-            switch types[i] {
-            case .object:
-                p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)
-            case .cString:
-                if let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) {
-                    h.pointee.copiedStrings.append(copy)
-                    p.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>?.self)
-                }
-            default:
-                break
+            p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)
+        }
+        for i in sig.cStringArguments {
+            let p = argumentPointer(i)
+            if let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) {
+                h.pointee.copiedStrings.append(copy)
+                p.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>?.self)
             }
         }
     }
@@ -157,12 +154,13 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         guard h.pointee.argumentsRetained else { return }
         h.pointee.argumentsRetained = false
         if let t = h.pointee.target { sf_release_inline(t) }
-        let types = h.pointee.signature.argumentTypes
-        for i in 2..<max(types.count, 2) where types[i] == .object {
+        for i in h.pointee.signature.objectArguments {
             if let o = argumentPointer(i).load(as: sf_id?.self) { sf_release_inline(o) }
         }
-        for s in h.pointee.copiedStrings { free(s) }
-        h.pointee.copiedStrings.removeAll(keepingCapacity: true)
+        if !h.pointee.copiedStrings.isEmpty {
+            for s in h.pointee.copiedStrings { free(s) }
+            h.pointee.copiedStrings.removeAll(keepingCapacity: true)
+        }
     }
 
     /// Drops an object the return storage owns and zeroes it.

@@ -103,13 +103,9 @@ public struct HookContext {
             let outer = state.pointee.outerInsteadCount
             guard next < state.pointee.insteadCount else { return try invokeOriginal() }
             state.pointee.insteadIndex = next + 1
-            var failure: RuntimeError?
-            var ran = false
-            let chain = next < outer ? chainRef : innerRef!
-            chain._withUnsafeGuaranteedRef { chain in
-                do throws(RuntimeError) { ran = try chain.instead[next < outer ? next : next - outer].run(self) } catch { failure = error }
+            let ran = try withGuaranteed(next < outer ? chainRef : innerRef!) { (chain) throws(RuntimeError) in
+                try chain.instead[next < outer ? next : next - outer].run(self)
             }
-            if let failure { throw failure }
             if ran { return }
         }
     }
@@ -118,11 +114,7 @@ public struct HookContext {
     public func invokeOriginal() throws(RuntimeError) {
         state.pointee.proceeded = true
         releaseReturnObject()
-        var failure: RuntimeError?
-        hookRef._withUnsafeGuaranteedRef { hook in
-            do throws(RuntimeError) { try hook.callOriginal(arguments, returnStorage) } catch { failure = error }
-        }
-        if let failure { throw failure }
+        try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in try hook.callOriginal(arguments, returnStorage) }
     }
 
     /// A retained record of this call that can be replayed later, on any thread, after the
@@ -137,15 +129,18 @@ public struct HookContext {
     /// Like `makeInvocation()`, but reuses `record` when it has this call's signature, so a
     /// steady stream of captured calls allocates nothing.
     public func capture(into record: inout Invocation?) {
-        if record?.storage.header.signature === hook.signature.storage, isKnownUniquelyReferenced(&record!.storage) {
-            let r = record!
-            r.storage.refill(from: arguments)
-            r.storage.header.implementation = hook.currentOriginal()
-            r.retainArguments()
+        let signature = hookRef._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.signature.storage) }
+        if record != nil, record!.storage.h.pointee.signature === signature.takeUnretainedValue(),
+           isKnownUniquelyReferenced(&record!.storage) {
+            let s = record!.storage
+            s.refill(from: arguments)
+            s.h.pointee.implementation = hook.currentOriginal()
+            s.retainArguments()
         } else {
             record = makeInvocation()
         }
     }
+
 }
 
 extension HookContext: CallFrame {
@@ -161,5 +156,16 @@ extension HookContext: CallFrame {
     func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
         releaseReturnObject()
         write(returnStorage)
+    }
+}
+
+/// Runs `body` on the object as a guaranteed reference (no retain), keeping the typed error
+/// (`_withUnsafeGuaranteedRef` rethrows untyped; the cast runs only when something was thrown).
+@inline(__always)
+func withGuaranteed<T: AnyObject, R>(_ ref: Unmanaged<T>, _ body: (T) throws(RuntimeError) -> R) throws(RuntimeError) -> R {
+    do {
+        return try ref._withUnsafeGuaranteedRef { try body($0) }
+    } catch {
+        throw error as! RuntimeError
     }
 }

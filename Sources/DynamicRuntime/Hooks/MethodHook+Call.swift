@@ -36,12 +36,11 @@ extension MethodHook {
     func run(_ chainRef: Unmanaged<HookChain>, inner innerRef: Unmanaged<HookChain>?, _ ret: UnsafeMutableRawPointer,
              _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         clearReturn(ret)
-        var failure: RuntimeError?
-        chainRef._withUnsafeGuaranteedRef { chain in
+        try withGuaranteed(chainRef) { (chain) throws(RuntimeError) in
             let outer = chain.instead.count
             var state = HookCallState(outerInsteadCount: outer,
                                       insteadCount: outer + (innerRef.map { $0._withUnsafeGuaranteedRef { $0.instead.count } } ?? 0))
-            withUnsafeMutablePointer(to: &state) { p in
+            try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
                 let ctx = HookContext(hook: Unmanaged.passUnretained(self), chain: chainRef, inner: innerRef, arguments: args,
                                       returnStorage: ret, state: p)
                 do throws(RuntimeError) {
@@ -55,11 +54,10 @@ extension MethodHook {
                     // The caller gets zero (the entry clears the storage): an object the original
                     // or a hook already put there is owned by this call and must go first.
                     ctx.releaseReturnObject()
-                    failure = error
+                    throw error
                 }
             }
         }
-        if let failure { throw failure }
     }
 
     /// A call from C through a register entry: errors cannot unwind through C frames, so the

@@ -10,6 +10,10 @@ final class SignatureStorage: @unchecked Sendable {
     /// Byte offset of each argument inside an invocation's frame.
     let argumentOffsets: [Int]
     let argumentSizes: [Int]
+    /// The argument positions (after self and _cmd) holding objects and C strings, which a
+    /// retained invocation retains or copies: found once, not by comparing types per call.
+    let objectArguments: [Int]
+    let cStringArguments: [Int]
     /// Bytes the return value needs (at least a word: libffi widens small integers).
     let returnSize: Int
     /// Where the arguments sit in registers and on the stack (x86-64), for the trampoline
@@ -44,6 +48,8 @@ final class SignatureStorage: @unchecked Sendable {
         for (i, t) in ffiArguments.enumerated() { argv[i] = t }
         argumentOffsets = offsets
         argumentSizes = sizes
+        objectArguments = argumentTypes.indices.dropFirst(2).filter { argumentTypes[$0] == .object }
+        cStringArguments = argumentTypes.indices.dropFirst(2).filter { argumentTypes[$0] == .cString }
         returnSize = max(Int(sf_ffi_type_size(ffiReturn)), MemoryLayout<UInt64>.size)
 
         var key: UInt64 = returnType.keyCode

@@ -1,4 +1,5 @@
 import DynamicRuntime
+import Synchronization
 
 /// A rule's live state once applied: its hook, its limiter and a spare record to reuse.
 final class AppliedRule: @unchecked Sendable {
@@ -7,7 +8,9 @@ final class AppliedRule: @unchecked Sendable {
     /// (rule.applied ↔ rule) is broken when the rule is discarded.
     let rule: Rule
     let engine: Engine
-    var limiter: Limiter<Invocation>!
+    // Set once by `Engine.apply` before the hook can run; read by every message without the
+    // exclusivity check a class's `var` costs.
+    @exclusivity(unchecked) var limiter: Limiter<Invocation>!
     var hook: HookToken?
     var deallocToken: DeallocObserverToken?
     /// Where a discard stands (KB-4: a sender may still be inside the hook, about to defer a
@@ -19,10 +22,13 @@ final class AppliedRule: @unchecked Sendable {
         case settled(PendingPolicy)
     }
 
+    /// A record no limiter holds, refilled by the next message (a +1 word, or nil): captured
+    /// calls allocate nothing in steady state, and take and give it back without a lock.
+    private let spare = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// Set when a discard begins, so a deferring sender checks `Shared.discard` only then.
+    private let discarding = Atomic<Bool>(false)
+
     private struct Shared {
-        /// A record no limiter holds, refilled by the next message: captured calls allocate
-        /// nothing in steady state.
-        var spare: Invocation?
         var lastResult: DynamicValue?
         var discard: Discard?
     }
@@ -34,10 +40,19 @@ final class AppliedRule: @unchecked Sendable {
         self.engine = engine
     }
 
+    deinit {
+        if let word = spare.exchange(nil, ordering: .acquiring) { _ = Invocation.fromRetainedWord(word) }
+    }
+
     var lastResult: DynamicValue? { shared.withLock { $0.lastResult } }
 
     /// Called by `Engine.discard` before it removes the hook.
-    func beginDiscard(_ policy: PendingPolicy) { shared.withLock { $0.discard = .settling(policy, again: false) } }
+    func beginDiscard(_ policy: PendingPolicy) {
+        shared.withLock { $0.discard = .settling(policy, again: false) }
+        // Sequentially consistent on both sides: a sender that deferred (under the limiter's
+        // lock) and then reads false is seen by the settling that follows this store.
+        discarding.store(true, ordering: .sequentiallyConsistent)
+    }
 
     /// Flushes or cancels the limiter on the discarding thread until no sender asked for
     /// another round, so everything deferred before this returns is settled here.
@@ -72,7 +87,7 @@ final class AppliedRule: @unchecked Sendable {
             try ctx.proceed()
             return
         }
-        if let always = rule.alwaysInvoke, always(rule, ctx) {
+        if rule.hasAlwaysInvoke, let always = rule.alwaysInvoke, always(rule, ctx) {
             try perform(ctx)
             return
         }
@@ -80,7 +95,7 @@ final class AppliedRule: @unchecked Sendable {
         // performed now or dropped inside its window copies and retains nothing.
         var record: Invocation?
         var (verdict, displaced) = limiter.receive(making: {
-            record = shared.withLock { $0.spare.take() }
+            if let word = spare.exchange(nil, ordering: .acquiring) { record = Invocation.fromRetainedWord(word) }
             ctx.capture(into: &record)
             return record!
         })
@@ -104,6 +119,7 @@ final class AppliedRule: @unchecked Sendable {
     /// done, apply its policy here. `receive` ran before this check, and the discard marks
     /// before it settles, so one of the two always sees the message.
     private func settleIfDiscarded() {
+        guard discarding.load(ordering: .sequentiallyConsistent) else { return }
         let policy = shared.withLock { state -> PendingPolicy? in
             switch state.discard {
             case nil:
@@ -127,25 +143,17 @@ final class AppliedRule: @unchecked Sendable {
     /// alive, or an object with a rule would never be deallocated (and never auto-discarded),
     /// and dropped arguments would live until the next message.
     private func keepSpare(_ r: Invocation) {
-        guard shared.withLock({ $0.spare == nil }) else { return }
-        Self.empty(r)
-        shared.withLock { if $0.spare == nil { $0.spare = r } }
-    }
-
-    /// Releases what a retained record holds, keeping the record for reuse (C-string copies
-    /// are freed at the next refill).
-    private static func empty(_ r: Invocation) {
-        r.target = .nil
-        let signature = r.signature
-        for (i, type) in signature.argumentTypes.dropFirst(2).enumerated() where type == .object {
-            try? r.setArgument(ObjectRef.nil, at: i)
+        guard spare.load(ordering: .relaxed) == nil else { return }
+        r.emptyForReuse()
+        let word = r.retainedWord()
+        if !spare.compareExchange(expected: nil, desired: word, ordering: .acquiringAndReleasing).exchanged {
+            _ = Invocation.fromRetainedWord(word)
         }
-        if signature.returnType == .object { try? r.setReturnValue(Object?.none) }
     }
 
     private func perform(_ ctx: HookContext) throws {
         try PerformingCall.with(ctx.target, ctx.selector, by: self) { try ctx.proceed() }
-        if case .lastResult = rule.suppressedReturn {
+        if rule.keepsLastResult {
             let value = ctx.returnValue
             shared.withLock { $0.lastResult = value }
         }
@@ -157,7 +165,7 @@ final class AppliedRule: @unchecked Sendable {
         guard !invocation.target.isNil else { return }
         do {
             try PerformingCall.with(invocation.target, invocation.selector, by: self) { try invocation.invoke() }
-            if case .lastResult = rule.suppressedReturn {
+            if rule.keepsLastResult {
                 let value = invocation.returnValue
                 shared.withLock { $0.lastResult = value }
             }
@@ -167,6 +175,8 @@ final class AppliedRule: @unchecked Sendable {
     }
 
     private func writeSuppressedReturn(_ ctx: HookContext) throws {
+        // The hook cleared the return storage: zero needs no lock and no write.
+        guard rule.suppressesToValue else { return }
         switch rule.suppressedReturn {
         case .zero:
             break

@@ -1,4 +1,5 @@
 import DynamicRuntime
+import Synchronization
 
 /// The timing core of a message throttle: decides, for each message received,
 /// whether it is performed now, kept to be performed later, or dropped.
@@ -71,9 +72,16 @@ public final class Limiter<Payload>: @unchecked Sendable {
     private struct Storage {
         var machine: Machine
         var timer: (any ThrottleCancellable)?
+        /// The latest instant a message was judged at: the clock is read before the lock, so a
+        /// thread that read it earlier may arrive later; it is judged at this instant instead.
+        var latest = ThrottleInstant(nanoseconds: .min)
     }
 
     private let storage: Locked<Storage>
+    /// Nanoseconds before which a message is dropped with nothing to record (firstly, cooling,
+    /// nothing held or armed, no edit waiting); `Int64.min` when no message may skip the lock.
+    /// Written under the lock after every event, read by `receive` without it.
+    private let quietUntil = Atomic<Int64>(.min)
     private let executor: any ThrottleExecutor
     private let clock: any ThrottleClock
     private let performAction: @Sendable (Payload) -> Void
@@ -110,14 +118,14 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// The mode; a new value takes effect at the next received message.
     public var mode: ThrottleMode {
         get { storage.withLock { $0.machine.requested.mode } }
-        set { storage.withLock { $0.machine.setMode(newValue) } }
+        set { locked { $0.machine.setMode(newValue) } }
     }
 
     /// The window length; a new value takes effect at the next received
     /// message. Zero or less disables limiting.
     public var duration: Duration {
         get { storage.withLock { $0.machine.requested.duration } }
-        set { storage.withLock { $0.machine.setDuration(newValue) } }
+        set { locked { $0.machine.setDuration(newValue) } }
     }
 
     /// The payload held to be performed later, if any. (The returned
@@ -135,7 +143,8 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// held, or a leading edge was performed and its window has not ended, or (for the modes
     /// measured from the last performance) the limiter is cooling.
     public var isPending: Bool {
-        storage.withLock { $0.machine.isPending(at: clock.now) }
+        let now = clock.now
+        return storage.withLock { $0.machine.isPending(at: max(now, $0.latest)) }
     }
 
     /// Feeds one message to the limiter at the clock's current time.
@@ -159,8 +168,13 @@ public final class Limiter<Payload>: @unchecked Sendable {
     // generic code every access to the machine goes through value witnesses.
     @inline(__always)
     public func receive(making make: () -> Payload) -> (verdict: Verdict, displaced: Payload?) {
-        var (verdict, action) = storage.withLock { s in
-            let result = s.machine.messageArrived(at: clock.now, making: make)
+        // The clock is read outside the lock; a message inside a quiet window is dropped
+        // without taking it.
+        let now = clock.now
+        if now.nanoseconds < quietUntil.load(ordering: .acquiring) { return (.dropped, nil) }
+        var (verdict, action) = locked { s in
+            if s.latest < now { s.latest = now }
+            let result = s.machine.messageArrived(at: s.latest, making: make)
             changeTimer(result.action.timer, &s)
             return result
         }
@@ -175,8 +189,10 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// performed.
     @discardableResult
     public func flush() -> Bool {
-        var action = storage.withLock { s in
-            let action = s.machine.flush(at: clock.now)
+        let now = clock.now
+        var action = locked { s in
+            if s.latest < now { s.latest = now }
+            let action = s.machine.flush(at: s.latest)
             changeTimer(action.timer, &s)
             return action
         }
@@ -188,7 +204,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// Drops the held payload without performing it, cancels the timer and
     /// resets the limiter to idle: the next message is treated as the first.
     public func cancel() {
-        var action = storage.withLock { s in
+        var action = locked { s in
             let action = s.machine.cancel()
             changeTimer(action.timer, &s)
             return action
@@ -199,7 +215,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// Drops the held payload without performing it and cancels its timer, keeping everything
     /// else (AXKit's cancel): a cooldown goes on, an open window stays open.
     public func cancelPending() {
-        var action = storage.withLock { s in
+        var action = locked { s in
             let action = s.machine.cancelPending()
             changeTimer(action.timer, &s)
             return action
@@ -208,12 +224,24 @@ public final class Limiter<Payload>: @unchecked Sendable {
     }
 
     private func timerFired(_ id: UInt64) {
-        var action = storage.withLock { s in
-            let action = s.machine.timerFired(id, at: clock.now)
+        let now = clock.now
+        var action = locked { s in
+            if s.latest < now { s.latest = now }
+            let action = s.machine.timerFired(id, at: s.latest)
             changeTimer(action.timer, &s)
             return action
         }
         carryOut(&action)
+    }
+
+    /// Runs an event on the machine under the lock, then publishes the quiet window it leaves.
+    @inline(__always)
+    private func locked<R>(_ body: (inout Storage) -> R) -> R {
+        storage.withLock { s in
+            let result = body(&s)
+            quietUntil.store(s.machine.quietUntil?.nanoseconds ?? .min, ordering: .releasing)
+            return result
+        }
     }
 
     /// Under the lock, so that tokens follow the machine's decisions in order (an executor

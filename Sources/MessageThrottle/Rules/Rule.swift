@@ -1,4 +1,5 @@
 import DynamicRuntime
+import Synchronization
 
 /// A throttling rule: which messages (`target`, `selector`), how (`mode`, `duration`) and
 /// where delayed messages run (`executor`). Rules stay live: changing `mode` or `duration` of
@@ -22,6 +23,12 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
     }
 
     private let settings: Locked<Settings>
+    /// What every message asks of the settings, as bits written under the lock and read without
+    /// it: `alwaysInvokeSet`, `suppressesToValue`, `lastResultKept`.
+    private let hot = Atomic<UInt8>(0)
+    private static let alwaysInvokeSet: UInt8 = 1
+    private static let suppressesToValue: UInt8 = 2
+    private static let lastResultKept: UInt8 = 4
 
     /// A rule for `selector` on `target`: an object (that object only), a class (its instance
     /// methods) or a metaclass (its class methods).
@@ -66,14 +73,40 @@ public final class Rule: @unchecked Sendable, CustomStringConvertible {
     /// Lets a message bypass the rule (performed at once, not counted) when it returns true.
     public var alwaysInvoke: (@Sendable (Rule, HookContext) -> Bool)? {
         get { settings.withLock { $0.alwaysInvoke } }
-        set { settings.withLock { $0.alwaysInvoke = newValue } }
+        set {
+            settings.withLock {
+                $0.alwaysInvoke = newValue
+                publishHot($0)
+            }
+        }
     }
 
     /// What a dropped or deferred message returns to its caller (`.zero` by default).
     public var suppressedReturn: SuppressedReturn {
         get { settings.withLock { $0.suppressedReturn } }
-        set { settings.withLock { $0.suppressedReturn = newValue } }
+        set {
+            settings.withLock {
+                $0.suppressedReturn = newValue
+                publishHot($0)
+            }
+        }
     }
+
+    /// The hot bits for `s` (lock held).
+    private func publishHot(_ s: Settings) {
+        var bits: UInt8 = 0
+        if s.alwaysInvoke != nil { bits |= Self.alwaysInvokeSet }
+        if case .zero = s.suppressedReturn {} else { bits |= Self.suppressesToValue }
+        if case .lastResult = s.suppressedReturn { bits |= Self.lastResultKept }
+        hot.store(bits, ordering: .releasing)
+    }
+
+    /// Whether an `alwaysInvoke` filter is set (no lock: read on every message).
+    var hasAlwaysInvoke: Bool { hot.load(ordering: .acquiring) & Self.alwaysInvokeSet != 0 }
+    /// Whether a dropped or deferred message returns something other than zero (no lock).
+    var suppressesToValue: Bool { hot.load(ordering: .acquiring) & Self.suppressesToValue != 0 }
+    /// Whether performed messages' results are kept for `.lastResult` (no lock).
+    var keepsLastResult: Bool { hot.load(ordering: .acquiring) & Self.lastResultKept != 0 }
 
     /// Receives messages rejected while cooling down (`.cooldown`). The invocation is valid
     /// during the call only; copy what you need.

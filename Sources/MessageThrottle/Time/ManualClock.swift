@@ -1,4 +1,5 @@
 import DynamicRuntime
+import Synchronization
 
 /// A virtual clock for deterministic tests.
 ///
@@ -28,15 +29,19 @@ public final class ManualClock: ThrottleClock, @unchecked Sendable {
     }
 
     private let timeline: Locked<Timeline>
+    /// `Timeline.current`, written under the lock and read without it: limiters read the clock
+    /// on every message.
+    private let currentNanoseconds: Atomic<Int64>
 
     /// Creates a clock reading `now`.
     public init(now: ThrottleInstant = .zero) {
         timeline = Locked(Timeline(current: now))
+        currentNanoseconds = Atomic(now.nanoseconds)
     }
 
     /// The current virtual instant.
     public var now: ThrottleInstant {
-        timeline.withLock { $0.current }
+        ThrottleInstant(nanoseconds: currentNanoseconds.load(ordering: .acquiring))
     }
 
     /// Work scheduled and not yet run or cancelled.
@@ -63,7 +68,10 @@ public final class ManualClock: ThrottleClock, @unchecked Sendable {
             work()
         }
         timeline.withLock {
-            if $0.current < target { $0.current = target }
+            if $0.current < target {
+                $0.current = target
+                currentNanoseconds.store(target.nanoseconds, ordering: .releasing)
+            }
         }
     }
 
@@ -99,7 +107,10 @@ public final class ManualClock: ThrottleClock, @unchecked Sendable {
         timeline.withLock { t in
             guard let first = t.entries.first, first.deadline <= target else { return nil }
             t.entries.removeFirst()
-            if t.current < first.deadline { t.current = first.deadline }
+            if t.current < first.deadline {
+                t.current = first.deadline
+                currentNanoseconds.store(first.deadline.nanoseconds, ordering: .releasing)
+            }
             return first.work
         }
     }

@@ -1,0 +1,25 @@
+import CShims
+
+// A record kept for reuse by a throttle's captured calls: handed between a hook and a limiter
+// as an opaque word, so a spare is exchanged with one atomic operation instead of a lock.
+extension Invocation {
+    /// Releases what the record holds (target, object arguments, C-string copies, a returned
+    /// object, the original it would replay) and zeroes those slots, keeping the record itself
+    /// for the next capture. Call only on a record nobody else holds.
+    package func emptyForReuse() {
+        let s = storage
+        s.clearReturn()
+        s.releaseRetained()
+        s.h.pointee.target = nil
+        s.argumentPointer(0).storeBytes(of: nil, as: sf_id?.self)
+        for i in s.h.pointee.signature.objectArguments { s.argumentPointer(i).storeBytes(of: nil, as: sf_id?.self) }
+    }
+
+    /// The record as a +1 word (for an atomic slot); `fromRetainedWord` takes it back.
+    package func retainedWord() -> UnsafeMutableRawPointer { Unmanaged.passRetained(storage).toOpaque() }
+
+    /// A record handed over by `retainedWord()`.
+    package static func fromRetainedWord(_ word: UnsafeMutableRawPointer) -> Invocation {
+        Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(word).takeRetainedValue())
+    }
+}
