@@ -85,7 +85,7 @@ final class LongDoubleTests: XCTestCase {
         let seen = Locked<[Float80]>([])
         let before = try cls.hook("twice:", .before) { ctx in seen.append(try ctx.argument(at: 0, as: Float80.self)) }
         let after = try cls.hook("twice:", .after) { ctx in
-            guard case let .longDouble(r) = ctx.returnValue else { throw RuntimeError.invalidArgument(className: "-", selector: "-", reason: "not D") }
+            guard case let .longDouble(r) = ctx.returnValue else { throw RuntimeError.invalidArgument(.init(selector: "twice:", expected: "a long double return", actual: "\(ctx.returnValue)")) }
             try ctx.setReturnValue(r + 1)
         }
         let o = try cls.createInstance()

@@ -48,8 +48,8 @@ import CShims
 private func registered(_ imp: sf_imp?) throws(RuntimeError) -> UnboundIMPs.Entry {
     Runtime.state.lock.assertHeld()
     guard let imp, let entry = UnboundIMPs.byAddress[unsafeBitCast(imp, to: UnsafeRawPointer.self)] else {
-        throw .invalidArgument(className: "-", selector: "-",
-                               reason: "the IMP was not made by sf_imp_implementationWithFunction, or was removed already")
+        throw .invalidArgument(.init(expected: "an IMP made by sf_imp_implementationWithFunction and not removed",
+                                     actual: imp.map { "\($0)" } ?? "NULL"))
     }
     return entry
 }

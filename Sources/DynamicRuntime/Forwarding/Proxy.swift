@@ -28,8 +28,8 @@ public enum Proxy {
         }
         try cls.setForwardInvocation { invocation in
             guard let raw = target(of: invocation.target, proxyClass, offset) else {
-                throw RuntimeError.invalidArgument(className: invocation.className, selector: "-",
-                                                   reason: "no ivar '\(targetIvarName)' in this class chain")
+                throw RuntimeError.invalidArgument(.init(className: invocation.className, selector: invocation.selector.name,
+                                                         ivar: targetIvarName, reason: "no such ivar in this class chain"))
             }
             let target = ObjectRef(raw)
             let proceed = { () throws in try invocation.invoke(target: target) }

@@ -42,7 +42,8 @@ extension HookRegistry {
             if existing == nil { hook.objectUsers += 1 }
             let chain = existing ?? HookChain.empty()
             guard chain.hasRoom(at: position) else {
-                throw .hookFailed(className: visible.name, selector: selector.name, reason: "\(HookChain.capacity) hooks at one position is the most")
+                throw .hookFailed(.init(className: visible.name, selector: selector.name, operation: "add a hook",
+                                        expected: "at most \(HookChain.capacity) hooks at one position", actual: "\(HookChain.capacity + 1)"))
             }
             let changed = chain.adding(entry, at: position)
             side.publishHooks(ObjectHookList.replacing(head, selector.raw, with: changed))

@@ -32,7 +32,8 @@ enum HookRegistry {
             let id = nextID
             nextID += 1
             guard hook.chain.hasRoom(at: position) else {
-                throw .hookFailed(className: cls.visibleName, selector: selector.name, reason: "\(HookChain.capacity) hooks at one position is the most")
+                throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, operation: "add a hook",
+                                        expected: "at most \(HookChain.capacity) hooks at one position", actual: "\(HookChain.capacity + 1)"))
             }
             hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body, once: once ? OnceClaim() : nil), at: position))
             let token = HookToken(id: id, hook: hook, position: position)

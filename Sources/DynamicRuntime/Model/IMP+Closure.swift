@@ -71,8 +71,8 @@ enum UnboundIMPs {
             resolved = entry.box.imp
         }
         if let own = resolved.closureSignature, !own.isCompatible(with: sig) {
-            throw .signatureMismatch(className: className, selector: selector.name, expected: sig.encoding,
-                                     actual: "\(own.encoding) (the closure IMP's own signature)")
+            throw .signatureMismatch(.init(className: className, selector: selector.name, operation: "the closure IMP",
+                                           expected: sig.encoding, actual: own.encoding))
         }
         return resolved
     }

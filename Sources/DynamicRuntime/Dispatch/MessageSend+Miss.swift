@@ -1,0 +1,140 @@
+import CShims
+
+/// The miss path of a typed send: forwarding stages run with the caller's own types, and the
+/// frame a stage-3 handler sees is laid out from them.
+extension MessageSend {
+    @usableFromInline @inline(never)
+    @_specialize(where R == Int)
+    @_specialize(where R == Int32)
+    @_specialize(where R == Bool)
+    @_specialize(where R == Double)
+    @_specialize(where R == NoReturn)
+    @_specialize(where R == Object?)
+    static func typedMiss<R: MessageReturn>(
+        _ raw: sf_id, _ selector: Selector, cls: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
+        count: Int, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
+        guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
+        try Forwarding.guardDepth(cls, selector)
+        defer { sf_forward_depth_exit() }
+        if try Forwarding.resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
+            return try typedCall(raw, selector, cls: cls, method: m, key: key, words: words, count: count,
+                                 values: values, store: store)
+        }
+        if let target = try Forwarding.forwardingTarget(raw, selector, cls) {
+            defer { sf_release_inline(target) }
+            let targetClass = sf_object_isa(target)!
+            guard let m = sf_lookup_method(targetClass, selector.raw) else {
+                return try typedMiss(target, selector, cls: targetClass, key: key, words: words, count: count,
+                                     values: values, store: store)
+            }
+            return try typedCall(target, selector, cls: targetClass, method: m, key: key, words: words, count: count,
+                                 values: values, store: store)
+        }
+        // The result's bytes, not an `R?`: Optional<R>'s metadata would be looked up on every
+        // call. Every typed return fits 16 bytes but structs, which take the general way.
+        guard MemoryLayout<R>.size <= 16 else {
+            var result: R? = nil
+            try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, _ in
+                result = R(returnStorage: ret)
+            }
+            return result!
+        }
+        var bytes: (UInt64, UInt64) = (0, 0)
+        try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, ran in
+            if R.returnEncoding == .void, ran.returnType == .object, let o = ret.load(as: sf_id?.self) {
+                sf_release_inline(o)  // a +1 object the caller did not ask for
+                return
+            }
+            withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(start: ret, count: 16)) }
+        }
+        return withUnsafeBytes(of: bytes) { R(returnStorage: $0.baseAddress!) }
+    }
+
+    /// A send that found no method (typed or dynamic): lays out a frame from the caller's own
+    /// types and runs the forwarding path. `load` reads the result, given the signature of what
+    /// ran; a method returning more than a caller without a return type provided lands in a
+    /// buffer of its own (freed here).
+    /// `fromStage: 3` starts at `forwardInvocation:` (the caller ran stages 1 and 2 and holds a
+    /// depth level).
+    /// Not generic: the caller's `load` keeps its result (a generic one cost metadata lookups
+    /// on every forwarded call).
+    static func forwardMiss(_ raw: sf_id, _ selector: Selector, cls: sf_class_t?, returning: TypeEncoding,
+                            _ args: [any MessageArgument], fromStage stage: Int = 1,
+                            load: (UnsafeMutableRawPointer, Signature) -> Void) throws(RuntimeError) {
+        // A super send from a root class has no class to look in (and none to forward from).
+        guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
+        let sig = try frameSignature(returning: returning, args.map(argumentType))
+        try checkByteCounts(args, sig, cls, selector)
+        var spill: UnsafeMutableRawPointer?
+        defer { spill?.deallocate() }
+        try withReturnStorage(sig) { ret throws(RuntimeError) in
+            let ran = try withFrame(raw, selector, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) }) { argv throws(RuntimeError) in
+                try withUnsafeMutablePointer(to: &spill) { (spill) throws(RuntimeError) in
+                    let frame = SwiftFrame(signature: sig, arguments: argv, returnValue: ret, spill: spill)
+                    if stage == 3 { return try Forwarding.invocationStages(raw, selector, cls: cls, frame: frame) }
+                    return try Forwarding.handleMiss(raw, selector, cls: cls, frame: frame)
+                }
+            }
+            load(spill ?? ret, ran)
+        }
+    }
+
+    /// The signature a caller's own types imply: from the lock-free cache when the packed key
+    /// names the types exactly (no `long`, pointer or struct, whose codes are shared), else built.
+    static func frameSignature(returning: TypeEncoding, _ types: [TypeEncoding]) throws(RuntimeError) -> Signature {
+        var key = returning.keyCode
+        var exact = key != 0 && types.count <= 11 && returning.isExactInKey
+        if exact {
+            for (i, t) in types.enumerated() {
+                guard t.isExactInKey else { exact = false; break }
+                key |= t.keyCode << UInt64(5 * (i + 1))
+            }
+        }
+        if exact, let known = sf_sig_cache_by_key(key) { return Signature(raw: known) }
+        let sig = try Signature(Signature.encoding(returning: returning, arguments: types))
+        if exact, sig.raw.pointee.key == key { sf_sig_cache_put_key(sig.raw) }
+        return sig
+    }
+
+    /// Zeroed storage big enough for the signature's return value.
+    @inline(__always)
+    static func withReturnStorage<T, E: Error>(_ sig: Signature, _ body: (UnsafeMutableRawPointer) throws(E) -> T) throws(E) -> T {
+        let size = max(sig.storage.returnSize, 16)
+        do {
+            return try withUnsafeTemporaryAllocation(byteCount: size, alignment: 16) { buf in
+                buf.initializeMemory(as: UInt8.self, repeating: 0)
+                return try body(buf.baseAddress!)
+            }
+        } catch let error as E {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: \(error)")
+        }
+    }
+
+    /// An argument frame laid out for `sig`: receiver, selector, then `store(i, slot)`.
+    @inline(__always)
+    static func withFrame<T, E: Error>(_ raw: sf_id, _ selector: Selector, _ sig: Signature, count: Int,
+                                       store: (Int, UnsafeMutableRawPointer) -> Void,
+                                       _ body: (UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(E) -> T) throws(E) -> T {
+        let storage = sig.storage
+        let n = storage.argumentTypes.count
+        do {
+            return try withUnsafeTemporaryAllocation(byteCount: max(Int(storage.raw.pointee.frame_size), 16), alignment: 16) { frame in
+                try withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: n) { argv in
+                    let base = frame.baseAddress!
+                    for i in 0..<n { argv[i] = base + storage.argumentOffsets[i] }
+                    argv[0]!.storeBytes(of: raw, as: sf_id.self)
+                    argv[1]!.storeBytes(of: selector.raw, as: sf_sel.self)
+                    for i in 0..<min(count, n - 2) { store(i, argv[i + 2]!) }
+                    return try body(argv.baseAddress!)
+                }
+            }
+        } catch let error as E {
+            throw error
+        } catch {
+            preconditionFailure("unreachable: \(error)")
+        }
+    }
+}
