@@ -49,7 +49,7 @@ private func registered(_ imp: sf_imp?) throws(RuntimeError) -> UnboundIMPs.Entr
     Runtime.state.lock.assertHeld()
     guard let imp, let entry = UnboundIMPs.byAddress[unsafeBitCast(imp, to: UnsafeRawPointer.self)] else {
         throw .invalidArgument(.init(expected: "an IMP made by sf_imp_implementationWithFunction and not removed",
-                                     actual: imp.map { "\($0)" } ?? "NULL"))
+                                     actual: imp.map { "\(unsafeBitCast($0, to: UnsafeRawPointer.self))" } ?? "NULL"))
     }
     return entry
 }

@@ -12,7 +12,7 @@ public final class CooldownToken: Hashable, Sendable, CustomStringConvertible {
     public let name: String
     // The instant the shared cooldown ends; `Locked` is a leaf lock here (taken under a
     // limiter's lock, never the other way round).
-    private nonisolated(unsafe) let coolingUntil = Locked<ThrottleInstant?>(nil)
+    private let coolingUntil = Locked<ThrottleInstant?>(nil)
 
     /// Creates a token, named `name` in descriptions.
     public init(name: String = "cooldown") {
