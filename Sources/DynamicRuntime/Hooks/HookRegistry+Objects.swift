@@ -27,12 +27,7 @@ extension HookRegistry {
             guard isa == visible.raw || isa == hidden.raw else {
                 throw .hookFailed(.init(className: visible.name, selector: selector.name, reason: "the object's class changed meanwhile"))
             }
-            guard let method = hidden.findMethod(selector) else {
-                throw .hookFailed(.init(className: visible.name, selector: selector.name, reason: "instances do not respond to it"))
-            }
-            if let expected, !expected.isCompatible(with: method.signature) {
-                throw .signatureMismatch(.init(className: visible.name, selector: selector.name, expected: method.signature.encoding, actual: expected.encoding))
-            }
+            let method = try hookedMethod(hidden, selector, visibleName: visible.name, expecting: expected)
             let hook = try installedHook(hidden, method)
             let id = nextID
             nextID += 1

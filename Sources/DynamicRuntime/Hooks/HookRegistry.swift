@@ -22,12 +22,7 @@ enum HookRegistry {
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
             guard !cls.isDisposed else { throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "the class was disposed")) }
-            guard let method = cls.findMethod(selector) else {
-                throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it"))
-            }
-            if let expected, !expected.isCompatible(with: method.signature) {
-                throw .signatureMismatch(.init(className: cls.visibleName, selector: selector.name, operation: "the hook", expected: method.signature.encoding, actual: expected.encoding))
-            }
+            let method = try hookedMethod(cls, selector, visibleName: cls.visibleName, expecting: expected)
             let hook = try installedHook(cls, method)
             let id = nextID
             nextID += 1
@@ -40,6 +35,18 @@ enum HookRegistry {
             if once { oneShotTokens[id] = token }
             return token
         }
+    }
+
+    /// `selector`'s method as `cls` finds it, checked against the types the hook expects (lock held).
+    static func hookedMethod(_ cls: RuntimeClass, _ selector: Selector, visibleName: String,
+                             expecting expected: Signature?) throws(RuntimeError) -> MethodRecord {
+        guard let method = cls.findMethod(selector) else {
+            throw .hookFailed(.init(className: visibleName, selector: selector.name, reason: "\(cls.isMetaclass ? "the class does" : "instances do") not respond to it"))
+        }
+        if let expected, !expected.isCompatible(with: method.signature) {
+            throw .signatureMismatch(.init(className: visibleName, selector: selector.name, operation: "the hook", expected: method.signature.encoding, actual: expected.encoding))
+        }
+        return method
     }
 
     /// The hook for `cls`'s entry of `method`, installing the trampoline if needed (lock held).
