@@ -54,17 +54,8 @@ nonisolated(unsafe) private let integerHookEntries: [UnsafeRawPointer] = [
 /// Runs the hook over the integer registers stored in this frame; the word it returns goes to %rax.
 @inline(__always)
 private func enterInts(_ hook: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) -> UInt64 {
-    var words = (a0, a1, a2, a3, a4, UInt64(0))  // arguments, then the return value
-    return withUnsafeMutableBytes(of: &words) { w in
-        let base = w.baseAddress!
-        var argv: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-                   UnsafeMutableRawPointer?) = (base, base + 8, base + 16, base + 24, base + 32)
-        withUnsafeMutablePointer(to: &argv) { tuple in
-            tuple.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 5) { args in
-                Unmanaged<MethodHook>.fromOpaque(hook)._withUnsafeGuaranteedRef { $0.enter(base + 40, args) }
-            }
-        }
-        return (base + 40).load(as: UInt64.self)
+    withIntegerRegisterFrame(a0, a1, a2, a3, a4) { ret, args in
+        Unmanaged<MethodHook>.fromOpaque(hook)._withUnsafeGuaranteedRef { $0.enter(ret, args) }
     }
 }
 
