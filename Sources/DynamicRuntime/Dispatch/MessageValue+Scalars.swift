@@ -51,55 +51,16 @@ extension WordRepresentable where Self: FixedWidthInteger {
     public init(word: UInt64) { self.init(truncatingIfNeeded: word) }
 }
 
-extension Int8: MessageValue, WordRepresentable {
-    /// `.int8`.
-    public static var typeEncoding: TypeEncoding { .int8 }
-}
-
-extension UInt8: MessageValue, WordRepresentable {
-    /// `.uint8`.
-    public static var typeEncoding: TypeEncoding { .uint8 }
-}
-
-extension Int16: MessageValue, WordRepresentable {
-    /// `.int16`.
-    public static var typeEncoding: TypeEncoding { .int16 }
-}
-
-extension UInt16: MessageValue, WordRepresentable {
-    /// `.uint16`.
-    public static var typeEncoding: TypeEncoding { .uint16 }
-}
-
-extension Int32: MessageValue, WordRepresentable {
-    /// `.int32`.
-    public static var typeEncoding: TypeEncoding { .int32 }
-}
-
-extension UInt32: MessageValue, WordRepresentable {
-    /// `.uint32`.
-    public static var typeEncoding: TypeEncoding { .uint32 }
-}
-
-extension Int64: MessageValue, WordRepresentable {
-    /// `.int64`.
-    public static var typeEncoding: TypeEncoding { .int64 }
-}
-
-extension UInt64: MessageValue, WordRepresentable {
-    /// `.uint64`.
-    public static var typeEncoding: TypeEncoding { .uint64 }
-}
-
-extension Int: MessageValue, WordRepresentable {
-    /// `.int64`.
-    public static var typeEncoding: TypeEncoding { .int64 }
-}
-
-extension UInt: MessageValue, WordRepresentable {
-    /// `.uint64`.
-    public static var typeEncoding: TypeEncoding { .uint64 }
-}
+extension Int8: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .int8 } }
+extension UInt8: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .uint8 } }
+extension Int16: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .int16 } }
+extension UInt16: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .uint16 } }
+extension Int32: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .int32 } }
+extension UInt32: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .uint32 } }
+extension Int64: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .int64 } }
+extension UInt64: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .uint64 } }
+extension Int: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .int64 } }
+extension UInt: MessageValue, WordRepresentable { public static var typeEncoding: TypeEncoding { .uint64 } }
 
 extension Bool: MessageValue, WordRepresentable {
     /// The type's encoding.
