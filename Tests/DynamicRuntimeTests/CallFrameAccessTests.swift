@@ -66,7 +66,7 @@ final class CallFrameAccessTests: XCTestCase {
 
 /// A call's summary, written once for both kinds of frame.
 private func summary(_ frame: some MessageFrame) throws -> String {
-    "\(frame.selector.name) \(try frame.argument(at: 0, as: Int.self)) \(frame.argumentValues.map(\.description)) -> \(frame.returnValue)"
+    "\(frame.selector.name) \(try frame.argument(at: 0, as: Int.self)) [\(frame.argumentValues.map(\.description).joined(separator: ", "))] -> \(frame.returnValue)"
 }
 
 private func setFirst<T: MessageArgument>(_ frame: some MessageFrame, to value: T) throws {
