@@ -7,6 +7,7 @@ import Glibc
 extension MethodHook {
     /// The trampoline body: before hooks, instead hooks or the original, after hooks. An entry
     /// of a hidden per-object class runs its chain merged with the class's hook, if any.
+    @inline(__always)
     func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
@@ -18,6 +19,7 @@ extension MethodHook {
     /// The hidden class's entry: the receiver's own chain, from its side table. One lookup in
     /// the visible class finds the class's hook, or else the original the chain wraps. All read
     /// as guaranteed references: the read section keeps them.
+    @inline(never)
     private func runHidden(_ chain: Unmanaged<HookChain>, _ ret: UnsafeMutableRawPointer,
                            _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         let own = ObjectHookList.chainRef(of: args[0]!.load(as: sf_id?.self), selector.raw)
