@@ -54,6 +54,20 @@ extern _Thread_local int sf_forward_depth __attribute__((tls_model("initial-exec
 static inline int sf_forward_depth_enter(void) { return ++sf_forward_depth; }
 static inline void sf_forward_depth_exit(void) { --sf_forward_depth; }
 
+/* ---- C strings lent to this thread (Swift String arguments and returns) ---- */
+
+/* How many are lent now; a Swift send marks this count and frees back to it once it has read
+ * its result (one thread-local load when nothing was lent). */
+extern _Thread_local size_t sf_lent_count __attribute__((tls_model("initial-exec")));
+static inline size_t sf_lent_mark(void) { return sf_lent_count; }
+void sf_lent_drain_slow(size_t mark);
+static inline void sf_lent_drain(size_t mark) {
+    if (__builtin_expect(sf_lent_count > mark, 0)) sf_lent_drain_slow(mark);
+}
+/* Takes a malloc'd string and lends it until the thread's count falls below its place (a
+ * pool pop, a Swift send's end, thread exit); NULL (and `s` freed) when out of memory. */
+const char *sf_lend_string(char *s);
+
 /* Live counts, for leak checks in tests and the stress run. */
 extern _Atomic intptr_t sf_live_objects;
 extern _Atomic intptr_t sf_live_closures;

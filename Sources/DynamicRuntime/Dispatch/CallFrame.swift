@@ -64,10 +64,24 @@ struct CallFrameAccess<Frame: CallFrame> {
 
     func argument<T: MessageArgument>(at index: Int) throws(RuntimeError) -> T {
         _ = try type(at: index, usedAs: T.typeEncoding)
-        return T(argumentStorage: frame.argumentSlot(index + 2))
+        let slot = frame.argumentSlot(index + 2)
+        if !T.acceptsNull, slot.load(as: UnsafeRawPointer?.self) == nil {
+            let (className, selector) = frame.errorContext
+            throw .invalidArgument(.init(className: className, selector: selector, argument: index + 1, operation: frame.user,
+                                         expected: "a non-optional \(T.self)", actual: "NULL"))
+        }
+        return T(argumentStorage: slot)
+    }
+
+    /// Refuses a `String` with a NUL character, which cannot cross as a C string.
+    private func checkString<T>(_ value: T, argument: Int?) throws(RuntimeError) {
+        guard T.self == String.self, let offset = (value as! String).offsetOfNUL else { return }
+        let (className, selector) = frame.errorContext
+        throw String.nulError(offset, className: className, selector: selector, argument: argument, operation: frame.user)
     }
 
     func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
+        try checkString(value, argument: index + 1)
         let want = try type(at: index, usedAs: (value as? DynamicValue)?.typeEncoding ?? T.typeEncoding)
         if let dynamic = value as? DynamicValue {
             let (className, selector) = frame.errorContext
@@ -100,6 +114,7 @@ struct CallFrameAccess<Frame: CallFrame> {
 
     func setReturnValue<T: MessageReturn>(_ value: T) throws(RuntimeError) {
         try checkReturn(T.returnEncoding, "set")
+        try checkString(value, argument: nil)
         frame.replaceReturn { value.storeReturn(to: $0) }
     }
 

@@ -121,6 +121,8 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
         defer { sf_rcu_exit() }
         let cls = sf_object_isa(target)!
         storage.clearReturn()
+        let lent = sf_lent_mark()
+        defer { storage.adoptLentReturn(since: lent) }
         guard let method = sf_lookup_method(cls, storage.h.pointee.selector) else {
             try Forwarding.forward(storage, cls: cls)
             return
@@ -144,9 +146,11 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     public func invoke(using imp: IMP) throws(RuntimeError) {
         storage.clearReturn()
         Runtime.discardStalePending()
+        let lent = sf_lent_mark()
         withExtendedLifetime(imp) {
             storage.call(imp.pointer)
         }
+        storage.adoptLentReturn(since: lent)
         try Runtime.rethrowPending()
     }
 
@@ -169,7 +173,9 @@ extension Invocation: CallFrame {
 
     func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
         storage.clearReturn()
+        let lent = sf_lent_mark()
         write(storage.returnPointer)
         storage.h.pointee.ownsReturnObject = storage.h.pointee.signature.returnType == .object
+        storage.adoptLentReturn(since: lent)
     }
 }
