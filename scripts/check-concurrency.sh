@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Compile-fail check for the Swift 6 API (docs/concurrency.md): every program in
+# Compile-fail check for the Swift 6 API (docs/forwarding.md, "Closures the runtime calls are `@Sendable`"): every program in
 # scripts/concurrency-check/racy/ shares mutable state with a closure the runtime may call from
 # any thread, and must FAIL to type-check in Swift 6 mode with the diagnostic named on its first
-# line (`// expect: ...`); scripts/concurrency-check/sound/main.swift must build and run.
+# line (`// expect: ...`), and type-check in Swift 5 mode (so nothing else is wrong with it);
+# scripts/concurrency-check/sound/main.swift must build and run.
 #
 # Uses the modules of an existing debug build (`swift build` first; .ci/run has built them), so
 # it takes seconds: swiftc type-checks each racy file alone and links the sound program against
@@ -20,6 +21,12 @@ failed=0
 for file in scripts/concurrency-check/racy/*.swift; do
     expect=$(sed -n '1s|^// expect: ||p' "$file")
     [ -n "$expect" ] || { echo "FAIL $file: no '// expect:' line" >&2; failed=1; continue; }
+    # The control: in Swift 5 mode the same file type-checks, so Swift 6's concurrency checking
+    # is the only thing that rejects it (not a typo or an API that moved).
+    if ! control=$(swiftc -typecheck -swift-version 5 "${flags[@]:2}" "$file" 2>&1); then
+        echo "FAIL $file: does not type-check in Swift 5 mode either, so it fails for another reason:" >&2
+        echo "$control" | grep "error:" | head -5 >&2; failed=1; continue
+    fi
     if output=$(swiftc -typecheck "${flags[@]}" "$file" 2>&1); then
         echo "FAIL $file: compiled, but it races" >&2; failed=1
     elif ! grep -qF "error: $expect" <<<"$output"; then

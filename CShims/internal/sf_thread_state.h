@@ -48,11 +48,31 @@ extern _Thread_local void *sf_capi_call_top __attribute__((tls_model("initial-ex
 static inline void *sf_capi_calls(void) { return sf_capi_call_top; }
 static inline void sf_capi_set_calls(void *top) { sf_capi_call_top = top; }
 
+/* The throttle engine's markers of the calls its rules are performing on this thread (a linked
+ * list on the stack, NULL when none): read on every throttled call, so no pthread key. */
+extern _Thread_local void *sf_throttle_performing __attribute__((tls_model("initial-exec")));
+static inline void *sf_throttle_performing_top(void) { return sf_throttle_performing; }
+static inline void sf_throttle_set_performing_top(void *top) { sf_throttle_performing = top; }
+
 /* Forwarding depth on this thread: a forwardInvocation: that re-sends to itself is an error,
  * not a stack overflow. */
 extern _Thread_local int sf_forward_depth __attribute__((tls_model("initial-exec")));
 static inline int sf_forward_depth_enter(void) { return ++sf_forward_depth; }
 static inline void sf_forward_depth_exit(void) { --sf_forward_depth; }
+
+/* ---- C strings lent to this thread (Swift String arguments and returns) ---- */
+
+/* How many are lent now; a Swift send marks this count and frees back to it once it has read
+ * its result (one thread-local load when nothing was lent). */
+extern _Thread_local size_t sf_lent_count __attribute__((tls_model("initial-exec")));
+static inline size_t sf_lent_mark(void) { return sf_lent_count; }
+void sf_lent_drain_slow(size_t mark);
+static inline void sf_lent_drain(size_t mark) {
+    if (__builtin_expect(sf_lent_count > mark, 0)) sf_lent_drain_slow(mark);
+}
+/* Takes a malloc'd string and lends it until the thread's count falls below its place (a
+ * pool pop, a Swift send's end, thread exit); NULL (and `s` freed) when out of memory. */
+const char *sf_lend_string(char *s);
 
 /* Live counts, for leak checks in tests and the stress run. */
 extern _Atomic intptr_t sf_live_objects;

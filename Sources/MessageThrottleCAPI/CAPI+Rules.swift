@@ -8,6 +8,7 @@ import MessageThrottle
 enum CRules {
     static let rules = CHandleTable<Rule>(kind: "rule")
     static let clocks = CHandleTable<ManualClock>(kind: "manual clock")
+    static let tokens = CHandleTable<CooldownToken>(kind: "cooldown token")
 
     static func mode(_ mode: sf_throttle_mode, _ options: UInt32, className: String, selector: String) throws(RuntimeError) -> ThrottleMode {
         switch mode {
@@ -19,6 +20,7 @@ enum CRules {
         case SF_THROTTLE_SINCE_PERFORMED:
             return .throttleSincePerformed(latest: options & UInt32(SF_RULE_LATEST) != 0)
         case SF_THROTTLE_COOLDOWN: return .cooldown
+        case SF_THROTTLE_DELAYED_COOLDOWN: return .delayedCooldown(delay: .zero)
         case SF_THROTTLE_THROTTLE:
             let leading = options & UInt32(SF_RULE_LEADING) != 0, trailing = options & UInt32(SF_RULE_TRAILING) != 0
             guard leading || trailing else {
@@ -45,23 +47,23 @@ enum CRules {
 }
 
 /// Records `error` for sf_last_error and returns its status.
-private func record(_ error: RuntimeError) -> sf_status {
+func record(_ error: RuntimeError) -> sf_status {
     sf_set_last_error(error.code, error.description)
     return error.code
 }
 
-private func record(_ error: ThrottleError) -> sf_status {
+func record(_ error: ThrottleError) -> sf_status {
     if case let .runtime(e) = error { return record(e) }
     sf_set_last_error(SF_ERR_RULE, error.description)
     return SF_ERR_RULE
 }
 
-private func ok() -> sf_status {
+func ok() -> sf_status {
     sf_set_last_error(SF_OK, nil)
     return SF_OK
 }
 
-private func rule(_ handle: sf_rule_t?, _ body: (Rule) throws(RuntimeError) -> sf_status) -> sf_status {
+func rule(_ handle: sf_rule_t?, _ body: (Rule) throws(RuntimeError) -> sf_status) -> sf_status {
     do {
         return try body(try CRules.rules.lookup(handle))
     } catch {

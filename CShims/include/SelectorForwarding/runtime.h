@@ -103,6 +103,19 @@ sf_imp sf_msg_lookup_super(sf_class_t cls, sf_sel sel);
  */
 sf_status sf_msg_send(sf_id obj, sf_sel sel, void *ret, void **args);
 
+/* ---- lent C strings (objc_autoreleasePoolPush) ---- */
+
+/*
+ * A `char *` a Swift `String` method returns (or a Swift caller passes) is a copy the runtime
+ * lends to the calling thread: valid until the innermost pool pushed before it was lent is
+ * popped, or the thread exits. Swift callers read it at once and need no pool; a C loop that
+ * calls such methods brackets each iteration with a push and a pop (memory grows otherwise).
+ * Pops happen in reverse order of pushes; popping a pool frees what was lent since its push.
+ */
+void *sf_autoreleasePoolPush(void);
+/* NULL, or a pool an outer pop freed already: SF_ERR_INVALID_ARGUMENT. */
+sf_status sf_autoreleasePoolPop(void *pool);
+
 /* ---- method_invoke ---- */
 
 /* Calls the method's implementation on `receiver` without a lookup; `ret` and `args` as for

@@ -15,6 +15,7 @@ extern "C" {
 
 typedef struct sf_rule *sf_rule_t;
 typedef struct sf_manual_clock *sf_manual_clock_t;
+typedef struct sf_cooldown_token *sf_cooldown_token_t;
 
 typedef enum sf_throttle_mode {
     SF_THROTTLE_FIRSTLY = 0,    /* the first call of a window runs at once, the rest are dropped */
@@ -25,6 +26,11 @@ typedef enum sf_throttle_mode {
     SF_THROTTLE_SINCE_PERFORMED = 5, /* at most one run per duration, measured from the last run; a
                                       * call inside runs at the window's end (SF_RULE_LATEST: the
                                       * latest such call, else the first) */
+    SF_THROTTLE_DELAYED_COOLDOWN = 6, /* AXKit's ax_dispatch_cooldown: a call arriving while not
+                                       * cooling starts a cooldown of the duration and runs after
+                                       * the rule's delay (sf_rule_setDelayedCooldown; none: at
+                                       * once); calls while cooling are rejected. Rules given one
+                                       * sf_cooldown_token_t share the cooldown */
 } sf_throttle_mode;
 
 enum {
@@ -65,6 +71,10 @@ sf_status sf_rule_cancelPending(sf_rule_t rule);
  * window of a call run at once, or a cooldown, has not ended. False when not applied. */
 bool sf_rule_isPending(sf_rule_t rule);
 bool sf_rule_isApplied(sf_rule_t rule);
+/* SF_THROTTLE_DELAYED_COOLDOWN: an accepted call runs `delay_ns` after it arrives (a delay over
+ * the duration counts as the duration); `token` (NULL: none) shares the cooldown with every
+ * rule given it. Applied or not; the rule keeps the token alive. Another mode: SF_ERR_RULE. */
+sf_status sf_rule_setDelayedCooldown(sf_rule_t rule, uint64_t delay_ns, sf_cooldown_token_t token);
 /* Drops the caller's handle; an applied rule stays applied until discarded. */
 sf_status sf_rule_release(sf_rule_t rule);
 
@@ -73,6 +83,18 @@ sf_manual_clock_t sf_manual_clock_create(uint64_t now_ns);
 sf_status sf_manual_clock_advance(sf_manual_clock_t clock, uint64_t ns);
 uint64_t sf_manual_clock_now(sf_manual_clock_t clock);
 sf_status sf_manual_clock_release(sf_manual_clock_t clock);
+
+/* A cooldown several rules share (AXKit's cooldown token), named `name` (NULL: "cooldown") in
+ * messages; owned by the caller (+1): sf_cooldown_token_release. The rules sharing a token
+ * must read one clock. */
+sf_cooldown_token_t sf_cooldown_token_create(const char *name);
+/* Whether a rule sharing the token is cooling now, read on `clock` (NULL: the monotonic clock
+ * of rules on a Dispatch queue). False for a dead handle. */
+bool sf_cooldown_token_isCooling(sf_cooldown_token_t token, sf_manual_clock_t clock);
+/* Ends the shared cooldown at once (the rules' own windows are untouched). */
+sf_status sf_cooldown_token_reset(sf_cooldown_token_t token);
+/* Drops the caller's handle; rules given the token keep it. */
+sf_status sf_cooldown_token_release(sf_cooldown_token_t token);
 
 #ifdef __cplusplus
 }

@@ -30,7 +30,7 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
     /// A `D` value.
     case longDouble(Float80)
     #endif
-    /// A `*` value: a borrowed C string.
+    /// A `*` value: a C string (one read out of a call owns a copy of its characters).
     case cString(CString)
     /// An object; a returned object is owned by this value.
     case object(Object?)
@@ -69,6 +69,12 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         #endif
         default: nil
         }
+    }
+
+    /// The characters of a C string value (nil for other values and for NULL).
+    public var stringValue: String? {
+        if case let .cString(s) = self { return s.string }
+        return nil
     }
 
     /// The object, if this is an object value.
@@ -111,7 +117,7 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
     }
 
     /// Reads a value of type `type` from storage. Returns take ownership of +1 objects;
-    /// arguments are borrowed and retained here.
+    /// arguments are borrowed and retained here; C strings are copied.
     static func load(_ type: TypeEncoding, from p: UnsafeRawPointer, isReturn: Bool) -> DynamicValue {
         switch type {
         case .void: return .void
@@ -131,7 +137,7 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         #else
         case .longDouble: return .structure(.longDouble, Array(UnsafeRawBufferPointer(start: p, count: 16)))
         #endif
-        case .cString: return .cString(CString(p.load(as: UnsafePointer<CChar>?.self)))
+        case .cString: return .cString(CString(copying: p.load(as: UnsafePointer<CChar>?.self)))
         case .object:
             let raw = p.load(as: sf_id?.self)
             return .object(raw.map { isReturn ? Object(adopting: $0) : Object(retaining: $0) })

@@ -15,6 +15,9 @@ extension MessageSend {
         count: Int, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
         guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
+        // Strings lent on the way (arguments, a forwarded method's return) live until R has read them.
+        let lent = sf_lent_mark()
+        defer { sf_lent_drain(lent) }
         try Forwarding.guardDepth(cls, selector)
         defer { sf_forward_depth_exit() }
         if try Forwarding.resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {

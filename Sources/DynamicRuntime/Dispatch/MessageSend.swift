@@ -132,6 +132,9 @@ enum MessageSend {
         _ raw: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t, count: Int,
         values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
+        // Strings lent for the arguments or by the method's return live until R has copied them.
+        let lent = sf_lent_mark()
+        defer { sf_lent_drain(lent) }
         let args = values()
         let argTypes = args.map(argumentType)
         let sig = Signature(raw: sf_method_sig(method))
@@ -165,8 +168,9 @@ enum MessageSend {
         return t == DynamicValue.self ? (arg as! DynamicValue).typeEncoding : t.typeEncoding
     }
 
-    /// Refuses arguments whose bytes do not fill their slot exactly: a `DynamicValue.structure`
-    /// brings its own byte count, which the type check alone does not bound.
+    /// Refuses arguments whose bytes do not fill their slot exactly (a `DynamicValue.structure`
+    /// brings its own byte count, which the type check alone does not bound) and strings that
+    /// cannot cross as C strings.
     static func checkByteCounts(_ args: [any MessageArgument], _ sig: Signature, _ cls: sf_class_t,
                                 _ selector: Selector) throws(RuntimeError) {
         for (i, arg) in args.enumerated() {
@@ -175,6 +179,8 @@ enum MessageSend {
             if type(of: arg) == DynamicValue.self, let value = arg as? DynamicValue {
                 try value.checkByteCount(size: size, of: want, what: "argument \(i + 1)",
                                          className: Forwarding.visibleName(cls), selector: selector.name)
+            } else if type(of: arg) == String.self, let offset = (arg as! String).offsetOfNUL {
+                throw String.nulError(offset, className: Forwarding.visibleName(cls), selector: selector.name, argument: i + 1)
             } else if case .structure = want, type(of: arg).storageSize > size {
                 throw .invalidArgument(.init(className: Forwarding.visibleName(cls), selector: selector.name, argument: i + 1, expected: "a \(size)-byte struct '\(want.encoding)'", actual: "\(type(of: arg).storageSize) bytes"))
             }
@@ -189,6 +195,8 @@ enum MessageSend {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
+            let lent = sf_lent_mark()
+            defer { sf_lent_drain(lent) }
             var result = DynamicValue.void
             try forwardMiss(raw, selector, cls: startClass(receiver, raw), returning: .void, args) { ret, ran in
                 result = DynamicValue.load(ran.returnType, from: ret, isReturn: true)
@@ -202,6 +210,8 @@ enum MessageSend {
     /// inside a read-side section.
     static func call(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, method: sf_method_t,
                      _ args: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
+        let lent = sf_lent_mark()
+        defer { sf_lent_drain(lent) }
         let argTypes = args.map(argumentType)
         let sig = Signature(raw: sf_method_sig(method))
         let className = RuntimeClass.from(cls).visibleName

@@ -7,6 +7,8 @@ struct InvocationHeader {
     var selector: sf_sel
     var argumentsRetained = false
     var ownsReturnObject = false
+    /// The return value is a C string in `copiedStrings` (a copy of one lent by the call).
+    var ownsReturnString = false
     var copiedStrings: [UnsafeMutablePointer<CChar>] = []
     /// Set for calls captured by a hook: replay calls this IMP, not the hooked method.
     var implementation: IMP?
@@ -107,6 +109,14 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
 
     func setArgument(_ i: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
         let p = argumentPointer(i)
+        if type == .cString {
+            // A string lent by the write (a Swift String) would die with the caller's send.
+            let lent = sf_lent_mark()
+            write(p)
+            if h.pointee.argumentsRetained || sf_lent_mark() > lent { adoptCopy(at: p) }
+            sf_lent_drain(lent)
+            return
+        }
         guard h.pointee.argumentsRetained else {
             write(p)
             return
@@ -117,15 +127,27 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             write(p)
             p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)
             if let old { sf_release_inline(old) }
-        case .cString:
-            write(p)
-            if let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) {
-                h.pointee.copiedStrings.append(copy)
-                p.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>?.self)
-            }
         default:
             write(p)
         }
+    }
+
+    /// Replaces the C string at `p` with a copy the record owns.
+    @discardableResult
+    func adoptCopy(at p: UnsafeMutableRawPointer) -> Bool {
+        guard let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) else { return false }
+        h.pointee.copiedStrings.append(copy)
+        p.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>?.self)
+        return true
+    }
+
+    /// After a call or a write of the return value: a C string lent since `lent` (a Swift
+    /// String's) becomes the record's own copy, and the lent ones are freed.
+    func adoptLentReturn(since lent: Int) {
+        if sf_lent_mark() > lent, h.pointee.signature.returnType == .cString {
+            h.pointee.ownsReturnString = adoptCopy(at: returnPointer)
+        }
+        sf_lent_drain(lent)
     }
 
     func retainArguments() {
@@ -140,26 +162,21 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             let p = argumentPointer(i)
             p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)
         }
-        for i in sig.cStringArguments {
-            let p = argumentPointer(i)
-            if let s = p.load(as: UnsafePointer<CChar>?.self), let copy = strdup(s) {
-                h.pointee.copiedStrings.append(copy)
-                p.storeBytes(of: UnsafePointer(copy), as: UnsafePointer<CChar>?.self)
-            }
-        }
+        for i in sig.cStringArguments { adoptCopy(at: argumentPointer(i)) }
     }
 
     func releaseRetained() {
         h.pointee.implementation = nil
+        // Strings set or returned on a record that does not retain its arguments are copies too.
+        if !h.pointee.copiedStrings.isEmpty {
+            for s in h.pointee.copiedStrings { free(s) }
+            h.pointee.copiedStrings.removeAll(keepingCapacity: true)
+        }
         guard h.pointee.argumentsRetained else { return }
         h.pointee.argumentsRetained = false
         if let t = h.pointee.target { sf_release_inline(t) }
         for i in h.pointee.signature.objectArguments {
             if let o = argumentPointer(i).load(as: sf_id?.self) { sf_release_inline(o) }
-        }
-        if !h.pointee.copiedStrings.isEmpty {
-            for s in h.pointee.copiedStrings { free(s) }
-            h.pointee.copiedStrings.removeAll(keepingCapacity: true)
         }
     }
 
@@ -169,6 +186,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             sf_release_inline(o)
         }
         h.pointee.ownsReturnObject = false
+        h.pointee.ownsReturnString = false
         returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: h.pointee.signature.returnSize)
     }
 
@@ -195,6 +213,10 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     /// Copies the return value out to a caller, giving it its own +1 for objects.
     func copyReturn(to destination: UnsafeMutableRawPointer) {
         destination.copyMemory(from: returnPointer, byteCount: returnValueByteCount)
+        if h.pointee.ownsReturnString, let s = returnPointer.load(as: UnsafePointer<CChar>?.self) {
+            // The caller may outlive the record: it gets a copy lent to its thread.
+            destination.storeBytes(of: sf_lend_string(strdup(s)), as: UnsafePointer<CChar>?.self)
+        }
         if h.pointee.signature.returnType == .object, let o = returnPointer.load(as: sf_id?.self) {
             if h.pointee.ownsReturnObject {
                 // Ownership moves to the caller.

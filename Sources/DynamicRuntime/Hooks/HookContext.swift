@@ -45,47 +45,9 @@ public struct HookContext {
     /// Whether the original (or the next instead-hook) has run for this call.
     public var didProceed: Bool { state.pointee.proceeded }
 
-    private var access: CallFrameAccess<HookContext> { CallFrameAccess(frame: self) }
-
-    /// Argument `index` (0 is the first after the selector), checked against the signature.
-    public func argument<T: MessageArgument>(at index: Int, as _: T.Type = T.self) throws(RuntimeError) -> T {
-        try access.argument(at: index)
-    }
-
-    /// Replaces argument `index` for the rest of this call (borrowed: keep objects alive).
-    public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
-        try access.setArgument(value, at: index)
-    }
-
-    /// Argument `index` as a dynamic value.
-    public func argumentValue(at index: Int) throws(RuntimeError) -> DynamicValue {
-        try access.argumentValue(at: index)
-    }
-
-    /// All arguments after the selector, as dynamic values.
-    public var argumentValues: [DynamicValue] { access.argumentValues }
-
-    /// The return value so far (zero until the original runs or a hook sets it).
-    public func returnValue<T: MessageReturn>(as _: T.Type = T.self) throws(RuntimeError) -> T {
-        try access.returnValue()
-    }
-
-    /// The return value so far, as a dynamic value.
-    public var returnValue: DynamicValue { access.returnDynamicValue }
-
     /// The return value so far, as a dynamic value.
     @available(*, deprecated, renamed: "returnValue")
-    public var returnValueDescription: DynamicValue { access.returnDynamicValue }
-
-    /// Sets the value the caller receives.
-    public func setReturnValue<T: MessageReturn>(_ value: T) throws(RuntimeError) {
-        try access.setReturnValue(value)
-    }
-
-    /// Sets the return value from a dynamic value of the right type.
-    public func setReturnValue(_ value: DynamicValue) throws(RuntimeError) {
-        try access.setReturnValue(value)
-    }
+    public var returnValueDescription: DynamicValue { returnValue }
 
     func releaseReturnObject() {
         if hookRef._withUnsafeGuaranteedRef({ $0.returnsObject }), let o = returnStorage.load(as: sf_id?.self) {
@@ -97,24 +59,27 @@ public struct HookContext {
     /// Runs the next instead-hook, or the original; the result lands in the return value.
     public func proceed() throws(RuntimeError) {
         // The class's instead hooks first, then the object's own; a claimed one-shot hook is
-        // passed over. The chains are read as guaranteed references: no retain per call.
+        // passed over. The chains are read in place: no retain per call.
+        let s = state
         while true {
-            let next = state.pointee.insteadIndex
-            let outer = state.pointee.outerInsteadCount
-            guard next < state.pointee.insteadCount else { return try invokeOriginal() }
-            state.pointee.insteadIndex = next + 1
-            let ran = try withGuaranteed(next < outer ? chainRef : innerRef!) { (chain) throws(RuntimeError) in
-                try chain.instead[next < outer ? next : next - outer].run(self)
-            }
-            if ran { return }
+            let next = s.pointee.insteadIndex
+            guard next < s.pointee.insteadCount else { return try invokeOriginal() }
+            s.pointee.insteadIndex = next + 1
+            let outer = s.pointee.outerInsteadCount
+            let chain = HookChain.shape(next < outer ? chainRef : innerRef.unsafelyUnwrapped)
+            let at = chain.entries + chain.before + (next < outer ? next : next - outer)
+            if try HookChain.Entry.run(at, self, hasOnce: chain.hasOnce) { return }
         }
     }
 
     /// Runs the original implementation now, skipping any remaining instead-hooks.
     public func invokeOriginal() throws(RuntimeError) {
         state.pointee.proceeded = true
-        releaseReturnObject()
-        try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in try hook.callOriginal(arguments, returnStorage) }
+        let inherited = state.pointee.inheritedOriginal
+        try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in
+            if hook.returnsObject { releaseReturnObject() }
+            try hook.callOriginal(arguments, returnStorage, inherited: inherited)
+        }
     }
 
     /// A retained record of this call that can be replayed later, on any thread, after the
@@ -143,17 +108,21 @@ public struct HookContext {
 
 }
 
-extension HookContext: CallFrame {
-    var frameSignature: Signature { hook.signature }
-    func argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { arguments[position]! }
-    var returnSlot: UnsafeMutableRawPointer { returnStorage }
-    var errorContext: (className: String, selector: String) { (hook.cls.visibleName, selector.name) }
+extension HookContext: MessageFrame {
+    /// The argument's place in the live call's frame.
+    public func _argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { arguments[position]! }
+    /// The live call's return storage.
+    public var _returnSlot: UnsafeMutableRawPointer { returnStorage }
+    /// The hooked class and the selector.
+    public var _errorContext: (className: String, selector: String) { (hook.cls.visibleName, selector.name) }
 
-    func writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
+    /// Writes into the frame; the value is borrowed for the rest of the call.
+    public func _writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
         write(arguments[position]!)
     }
 
-    func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
+    /// Releases an object the original returned, then writes.
+    public func _replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
         releaseReturnObject()
         write(returnStorage)
     }

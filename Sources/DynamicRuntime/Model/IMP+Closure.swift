@@ -16,13 +16,13 @@ extension IMP {
 
     /// An IMP for a method with no arguments, typed by the closure.
     public static func closure<R: MessageReturn>(_ body: @escaping @Sendable (ObjectRef) throws -> R) throws(RuntimeError) -> IMP {
-        try make(R.returnEncoding, []) { ret, args in try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret) }
+        try make(R.returnEncoding, []) { ret, args in try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret, of: args) }
     }
 
     /// An IMP for a method with one argument, typed by the closure.
     public static func closure<A: MessageArgument, R: MessageReturn>(_ body: @escaping @Sendable (ObjectRef, A) throws -> R) throws(RuntimeError) -> IMP {
         try make(R.returnEncoding, [A.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret, of: args)
         }
     }
 
@@ -31,7 +31,7 @@ extension IMP {
         _ body: @escaping @Sendable (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> IMP {
         try make(R.returnEncoding, [A.typeEncoding, B.typeEncoding]) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret, of: args)
         }
     }
 

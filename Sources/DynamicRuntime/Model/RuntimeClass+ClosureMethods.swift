@@ -14,7 +14,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -25,7 +25,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -58,7 +58,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -69,7 +69,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -102,7 +102,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -113,7 +113,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -146,7 +146,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -157,7 +157,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
@@ -190,7 +190,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> Method {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: false).method
     }
@@ -201,7 +201,7 @@ extension RuntimeClass {
         _ selector: Selector, types: String? = nil, _ body: @escaping @Sendable (ObjectRef, A, B, C, D) throws -> R
     ) throws(RuntimeError) -> IMP? {
         let (imp, sig) = try closureIMP(selector, declared: types, returns: R.returnEncoding, arguments: [A.typeEncoding, B.typeEncoding, C.typeEncoding, D.typeEncoding], word: Self.wordBody(body)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret)
+            try body(ObjectRef(argumentStorage: args[0]!), A.argument(args, 2), B.argument(args, 3), C.argument(args, 4), D.argument(args, 5)).storeReturn(to: ret, of: args)
         }
         return try install(selector, imp, sig, replacing: true).previous
     }
