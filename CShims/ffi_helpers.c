@@ -1,6 +1,10 @@
 // libffi calls that are awkward from Swift: macros, type globals and closure plumbing.
 #include "sf_private.h"
 #include <stdlib.h>
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 ffi_type *sf_ffi_type_for_code(char code) {
     switch (code) {
@@ -49,6 +53,38 @@ ffi_status sf_ffi_prep_cif(ffi_cif *cif, unsigned nargs, ffi_type *rtype, ffi_ty
     return ffi_prep_cif(cif, FFI_DEFAULT_ABI, nargs, rtype, atypes);
 }
 
+#if defined(__x86_64__) && defined(__linux__)
+/* The fallback's libffi closures, W^X: Debian's libffi (no static trampolines) maps its
+ * closures writable and executable at once. Here each closure gets a page of its own, written
+ * while read+write and made read+execute before anyone can call it. libffi's x86-64 closure
+ * finds its words PC-relatively (the trampoline sits at the closure's start), so the code
+ * address is the closure's own; a zeroed page also reads "no static trampoline" to a libffi
+ * built with them. A page per closure: the fallback serves the few signatures the trampoline
+ * entries do not carry (long double, _Complex) and SF_TRAMPOLINES=0. */
+_Static_assert(sizeof(ffi_closure) <= 4096, "a closure fits in its page");
+
+static size_t closure_page(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+
+void *sf_ffi_closure_alloc(void **code) {
+    void *p = mmap(NULL, closure_page(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    *code = p;
+    return p;
+}
+
+ffi_status sf_ffi_prep_closure(void *closure, ffi_cif *cif,
+                               void (*fun)(ffi_cif *, void *, void **, void *),
+                               void *user_data, void *code) {
+    if (code != closure) return FFI_BAD_ABI;
+    ffi_status status = ffi_prep_closure_loc(closure, cif, fun, user_data, code);
+    if (status != FFI_OK) return status;
+    return mprotect(closure, closure_page(), PROT_READ | PROT_EXEC) == 0 ? FFI_OK : FFI_BAD_ABI;
+}
+
+void sf_ffi_closure_free(void *closure) {
+    if (closure) munmap(closure, closure_page());
+}
+#else
 void *sf_ffi_closure_alloc(void **code) { return ffi_closure_alloc(sizeof(ffi_closure), code); }
 
 ffi_status sf_ffi_prep_closure(void *closure, ffi_cif *cif,
@@ -58,6 +94,7 @@ ffi_status sf_ffi_prep_closure(void *closure, ffi_cif *cif,
 }
 
 void sf_ffi_closure_free(void *closure) { ffi_closure_free(closure); }
+#endif
 
 void sf_ffi_call(ffi_cif *cif, sf_imp fn, void *rvalue, void **avalue) {
     ffi_call(cif, FFI_FN(fn), rvalue, avalue);

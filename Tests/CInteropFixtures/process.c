@@ -1,6 +1,9 @@
 // fork() and signal-handler fixtures (fx_process.h).
 #include "fx_process.h"
+#include <errno.h>
+#include <semaphore.h>
 #include <signal.h>
+#include <time.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -23,6 +26,7 @@ int fx_fork_and_run(fx_child_fn fn, void *context, unsigned seconds) {
 static sf_id _Atomic signal_obj;
 static sf_sel _Atomic signal_sel;
 static atomic_long signal_count, signal_failures, signal_sum;
+static sem_t signal_handled;  /* posted by each handler run (sem_post is async-signal-safe) */
 
 // Async-signal-safe by the runtime's rules (docs/reliability.md, "Signal handlers"): a
 // cached lookup on a thread that has sent before, and a C IMP that only does arithmetic.
@@ -39,6 +43,7 @@ static void on_signal(int sig) {
         atomic_fetch_add(&signal_sum, r);
     }
     atomic_fetch_add(&signal_count, 1);
+    sem_post(&signal_handled);
 }
 
 void fx_signal_send_install(sf_id obj, sf_sel sel) {
@@ -47,6 +52,7 @@ void fx_signal_send_install(sf_id obj, sf_sel sel) {
     atomic_store(&signal_count, 0);
     atomic_store(&signal_failures, 0);
     atomic_store(&signal_sum, 0);
+    sem_init(&signal_handled, 0, 0);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -58,9 +64,20 @@ void fx_signal_send_install(sf_id obj, sf_sel sel) {
 void fx_signal_send_uninstall(void) {
     signal(SIGUSR1, SIG_IGN);
     atomic_store(&signal_obj, NULL);
+    sem_destroy(&signal_handled);
 }
 
 long fx_signal_send_count(void) { return atomic_load(&signal_count); }
+
+int fx_signal_send_wait(unsigned seconds) {
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += seconds;
+    while (sem_timedwait(&signal_handled, &deadline) != 0) {
+        if (errno != EINTR) return 0;
+    }
+    return 1;
+}
 long fx_signal_send_failures(void) { return atomic_load(&signal_failures); }
 long fx_signal_send_sum(void) { return atomic_load(&signal_sum); }
 

@@ -10,40 +10,13 @@ import XCTest
 /// sends, hooks, invocation records, forwarding (Swift and the forwarding IMP called from C).
 /// After objc4 test/msgSend.m's long double cases and libobjc2 Test/objc_msgSend.m.
 ///
-/// Each test runs in a child process: libffi's closures are mapped writable and executable,
-/// and the test process must never hold such a page (`TrampolineTests`).
+/// They run in the test process: the fallback's libffi closures are made read+execute once
+/// written (`sf_ffi_prep_closure`), so no page is writable and executable (`TrampolineTests`).
 final class LongDoubleTests: XCTestCase {
     /// A value a Double cannot hold: the low bits of the 64-bit mantissa must survive.
     private let precise: Float80 = 1 + Float80.ulpOfOne * 3
 
-    /// True in the child; in the parent, runs `test` there and returns false.
-    private func inChild(_ test: String = #function) throws -> Bool {
-        if ProcessInfo.processInfo.environment["SF_LONG_DOUBLE_CHILD"] == "1" { return true }
-        let name = "DynamicRuntimeTests.LongDoubleTests/" + test.replacingOccurrences(of: "()", with: "")
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("long-double-\(getpid()).log").path
-        defer { unlink(log) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let env = ProcessInfo.processInfo.environment.map { "\($0.key)=\($0.value)" } + ["SF_LONG_DOUBLE_CHILD=1"]
-        let argv = [CommandLine.arguments[0], name]
-        var cArgv = argv.map { strdup($0) } + [nil]
-        var cEnv = env.map { strdup($0) } + [nil]
-        defer { (cArgv + cEnv).forEach { free($0) } }
-        var pid: pid_t = 0
-        XCTAssertEqual(posix_spawn(&pid, argv[0], &actions, nil, &cArgv, &cEnv), 0)
-        var status: Int32 = 0
-        waitpid(pid, &status, 0)
-        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        XCTAssertEqual(status, 0, "child run of \(name):\n\(text.suffix(4000))")
-        XCTAssertTrue(text.contains("Executed 1 test"), "the child ran the test:\n\(text.suffix(2000))")
-        return false
-    }
-
     func testClosureMethodsTypedAndDynamicSends() throws {
-        guard try inChild() else { return }
         let cls = try RuntimeClass(name: uniqueClassName("LDClosure"))
         try cls.addMethod("scale:by:") { (_: ObjectRef, x: Float80, n: Int) -> Float80 in x * Float80(n) }
         let sig = try XCTUnwrap(cls.ownMethod(for: "scale:by:")?.signature)
@@ -62,7 +35,6 @@ final class LongDoubleTests: XCTestCase {
     }
 
     func testACFunctionIMPAndSfMsgSend() throws {
-        guard try inChild() else { return }
         let cls = try RuntimeClass(name: uniqueClassName("LDFunction"))
         let half: @convention(c) (sf_id?, sf_sel?, Float80, Float80) -> Float80 = { _, _, a, b in (a + b) / 2 }
         try cls.addMethod("mean:with:", implementation: IMP(unsafeBitCast(half, to: sf_imp.self)), types: "D@:DD")
@@ -79,7 +51,6 @@ final class LongDoubleTests: XCTestCase {
     }
 
     func testHooksAndInvocations() throws {
-        guard try inChild() else { return }
         let cls = try RuntimeClass(name: uniqueClassName("LDHook"))
         try cls.addMethod("twice:") { (_: ObjectRef, x: Float80) -> Float80 in x * 2 }
         let seen = Locked<[Float80]>([])
@@ -105,7 +76,6 @@ final class LongDoubleTests: XCTestCase {
     /// A forwarded call with long double arguments and return: a typed send to a missing
     /// method, and the forwarding IMP installed as a method and called from C.
     func testForwardedCalls() throws {
-        guard try inChild() else { return }
         let cls = try RuntimeClass(name: uniqueClassName("LDForward"))
         try cls.setMethodSignature { _, sel in sel == "sum:and:" ? try Signature("D@:DD") : nil }
         let seen = Locked<[Float80]>([])

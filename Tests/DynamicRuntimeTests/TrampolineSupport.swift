@@ -9,14 +9,17 @@ import XCTest
 
 /// One signature per class of argument passing and return.
 let trampolineSignatures: [String] = [
-    "v@:",                                  // Void, no arguments
-    "q@:q", "q@:qq", "q@:qqq", "q@:qqqq",   // integers in registers
+    "v@:", "v@:qd",                         // Void, without and with arguments
+    "q@:", "q@:q", "q@:qq", "q@:qqq", "q@:qqqq",  // 0-4 integers: in registers with self and _cmd
+    "q@:qqqqq",                             // 5 integers: the last one on the stack
     "q@:qqqqqq",                            // 6 integers: the last two on the stack
     "q@:qqqqqqqqq",                         // more than 6: stack
     "c@:cCsSiI", "S@:s", "i@:c",            // small integers, widened returns
     "d@:dddddddd",                          // 8 doubles in registers
     "d@:dddddddddd",                        // more than 8: stack
     "f@:ffff",                              // floats
+    "f@:ffffffff",                          // 8 floats in registers
+    "f@:ffffffffff",                        // more than 8 floats: stack
     "d@:qdqfqdiq",                          // mixed
     "^v@:^v:*",                             // pointers and a selector
     "{P=dd}@:{P=dd}d",                      // SSE struct, returned in xmm0:xmm1
@@ -30,6 +33,8 @@ let trampolineSignatures: [String] = [
     "{L=qqqq}@:qqqqqq{L=qqqq}d",            // memory return with every register used
     "q@:qqq{Q=qq}q",                        // a struct that no longer fits goes to the stack; later arguments still use registers
     "d@:ddddddd{P=dd}d",                    // the same for SSE
+    "{B=ccc}@:{B=ccc}c",                    // a 3-byte struct, in and out of one register
+    "{D=dddd}@:{D=dddd}f",                  // an SSE struct too large for registers: memory both ways
 ]
 
 /// Deterministic bytes for one value.
@@ -133,42 +138,24 @@ func checkTrampolineSignatures(_ label: String, file: StaticString = #filePath, 
         XCTAssertEqual(probe.received, args, "\(what): arguments through the hook", file: file, line: line)
         XCTAssertEqual(got, probe.returnBytes, "\(what): return value through the hook", file: file, line: line)
         tokens.forEach { $0.remove() }
+
+        // A hook on the closure method itself: the original is a Swift closure, reached through
+        // its body with the hook's argument vector rather than a call of its slot.
+        let ownHook = try owner.hook(sel, .instead) { ctx in order.append("own"); try ctx.proceed() }
+        let ownIMP = owner.ownMethod(for: sel)!.implementation
+        XCTAssertNotEqual(ownIMP, imp, "\(what): the hook has a slot of its own", file: file, line: line)
+        for direct in sig.storage.layout == nil ? [false] : [false, true] {
+            probe.received = []
+            let got = trampolineCall(sig, ownIMP.pointer, receiver: obj.raw, selector: sel, arguments: args, direct: direct)
+            XCTAssertEqual(order.take(), ["own"], what, file: file, line: line)
+            XCTAssertEqual(probe.received, args, "\(what): arguments through a hook on the closure (direct call: \(direct))",
+                           file: file, line: line)
+            XCTAssertEqual(got, probe.returnBytes, "\(what): return value through a hook on the closure (direct call: \(direct))",
+                           file: file, line: line)
+        }
+        ownHook.remove()
+        XCTAssertEqual(owner.ownMethod(for: sel)!.implementation, imp, "\(what): unhooked", file: file, line: line)
         withExtendedLifetime(method) {}
     }
     return trampolines
-}
-
-/// Mappings in /proc/self/maps that are writable and executable at once.
-func writableExecutableMappings() -> [String] {
-    guard let text = procMaps(), text.contains("[stack]") else { return ["unreadable"] }
-    return text.split(separator: "\n").filter { line in
-        let perms = line.split(separator: " ").dropFirst().first ?? ""
-        return perms.contains("w") && perms.contains("x")
-    }.map(String.init)
-}
-
-/// The permissions of the mapping holding `address`.
-func mappingPermissions(of address: UnsafeRawPointer) -> String? {
-    guard let text = procMaps() else { return nil }
-    let a = UInt(bitPattern: address)
-    for line in text.split(separator: "\n") {
-        let fields = line.split(separator: " ")
-        let range = fields[0].split(separator: "-").compactMap { UInt($0, radix: 16) }
-        if range.count == 2, range[0] <= a, a < range[1] { return String(fields[1]) }
-    }
-    return nil
-}
-
-/// /proc/self/maps, read to the end (the file reports no size).
-func procMaps() -> String? {
-    guard let f = fopen("/proc/self/maps", "r") else { return nil }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, f)
-        if n <= 0 { break }
-        bytes += chunk[0..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self)
 }

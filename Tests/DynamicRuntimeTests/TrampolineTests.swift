@@ -1,7 +1,7 @@
 // Issue 12: the trampoline slots that replace libffi closures — every signature class through
-// closures and hooks, W^X at all times, reuse only after the grace period, and the libffi
-// fallback (forced by SF_TRAMPOLINES=0 in a child process, so that its writable+executable
-// pages never appear in this one).
+// closures and hooks, W^X at all times, slots near their targets, reuse only after the grace
+// period, and the libffi fallback (forced by SF_TRAMPOLINES=0 in a child process, since the
+// variable is read once per process, and by the test hook sf_tramp_set_enabled in this one).
 import TestSupport
 import CShims
 import Foundation
@@ -30,6 +30,7 @@ final class TrampolineTests: XCTestCase {
 
     func testNoMappingIsWritableAndExecutable() throws {
         XCTAssertEqual(writableExecutableMappings(), [], "before")
+        let watcher = MappingWatcher()
         let cls = try makeClass("TrampWX")
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }
         try cls.addMethod("scale:") { (_: ObjectRef, x: Double) -> Double in x * 2 }
@@ -51,16 +52,78 @@ final class TrampolineTests: XCTestCase {
         XCTAssertEqual(target, unsafeBitCast(sf_tramp_entry as @convention(c) () -> Void, to: UnsafeRawPointer.self))
         token.remove()
         XCTAssertEqual(writableExecutableMappings(), [], "after unhooking")
+
+        // What the entries do not carry keeps libffi's closure, in a page of its own made
+        // read+execute once written: long double closures, hooks and forwarding, and every
+        // closure and hook while the fallback is forced.
+        let ld = try makeClass("TrampWXLongDouble")
+        try ld.addMethod("twice:") { (_: ObjectRef, x: Float80) -> Float80 in x * 2 }
+        let ldIMP = ld.ownMethod(for: "twice:")!.implementation
+        XCTAssertEqual(ldIMP.owner?.isTrampoline, false, "long double: a libffi closure")
+        XCTAssertEqual(mappingPermissions(of: ldIMP.address)?.prefix(3), "r-x")
+        let ldHook = try ld.hook("twice:", .after) { ctx in
+            guard case let .longDouble(r) = ctx.returnValue else { return }
+            try ctx.setReturnValue(r + 1)
+        }
+        XCTAssertEqual(ldHook.hook.entry, .libffi)
+        let ldObject = try ld.createInstance()
+        XCTAssertEqual(try ldObject.send("twice:", Float80(1.5)) as Float80, 4)
+        typealias LD = @convention(c) (sf_id?, sf_sel?, Float80) -> Float80
+        let ldHooked = unsafeBitCast(try XCTUnwrap(sf_msg_lookup(ldObject.raw, Selector("twice:").raw)), to: LD.self)
+        XCTAssertEqual(ldHooked(ldObject.raw, Selector("twice:").raw, 2), 5, "the hooked long double method from C")
+        try ld.addMethod("half:", implementation: .forwarding, types: "D@:D")
+        try ld.setForwardingTarget { _, _ in o.ref }
+        try cls.addMethod("half:") { (_: ObjectRef, x: Float80) -> Float80 in x / 2 }
+        let half = unsafeBitCast(IMP.forwarding.pointer, to: LD.self)
+        XCTAssertEqual(half(ldObject.raw, Selector("half:").raw, 3), 1.5, "a forwarded long double call from C")
+        ldHook.remove()
+
+        sf_tramp_set_enabled(0)
+        defer { sf_tramp_set_enabled(1) }
+        let fallback = try makeClass("TrampWXFallback")
+        try fallback.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }
+        try fallback.addMethod("mix:with:") { (_: ObjectRef, a: Int, x: Double) -> Double in Double(a) + x }
+        let fallbackIMP = fallback.ownMethod(for: "add:to:")!.implementation
+        XCTAssertEqual(fallbackIMP.owner?.isTrampoline, false)
+        XCTAssertEqual(mappingPermissions(of: fallbackIMP.address)?.prefix(3), "r-x")
+        let fallbackHook = try fallback.hook("mix:with:", .instead) { try $0.proceed() }
+        XCTAssertEqual(fallbackHook.hook.entry, .libffi)
+        let f = try fallback.createInstance()
+        XCTAssertEqual(try f.send("add:to:", 4, 5) as Int, 9)
+        XCTAssertEqual(try f.send("mix:with:", 4, 0.5) as Double, 4.5)
+        fallbackHook.remove()
+        sf_tramp_set_enabled(1)
+
+        let seen = watcher.stop()
+        XCTAssertEqual(seen.found, [], "a mapping was writable and executable while closures and hooks were made")
+        XCTAssertGreaterThan(seen.reads, 1)
+        XCTAssertEqual(writableExecutableMappings(), [], "after")
     }
 
-    func testSlotsLieNearTheEntries() throws {
+    /// Every slot jumps to code within a rel32 of itself (the chunks are placed below the
+    /// library's text): closure slots of each kind, hook slots of each entry.
+    func testSlotsLieNearTheCodeTheyJumpTo() throws {
         let cls = try makeClass("TrampNear")
-        try cls.addMethod("one") { (_: ObjectRef) -> Int in 1 }
-        let imp = cls.ownMethod(for: "one")!.implementation
-        let entry = UInt(bitPattern: unsafeBitCast(sf_tramp_entry as @convention(c) () -> Void, to: UnsafeRawPointer.self))
-        let slot = UInt(bitPattern: imp.address)
-        let distance = slot > entry ? slot - entry : entry - slot
-        XCTAssertLessThan(distance, 1 << 31, "within a rel32 of the entry")
+        try cls.addMethod("one") { (_: ObjectRef) -> Int in 1 }                                // %rdx thunk
+        try cls.addMethod("two:") { (_: ObjectRef, a: Int) -> Int in a }                        // %rcx thunk
+        try cls.addMethod("three:b:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }        // %r8 thunk
+        try cls.addMethod("four:b:c:") { (_: ObjectRef, a: Int, b: Int, c: Int) -> Int in a + b + c }  // %r9
+        try cls.addMethod("five:") { (_: ObjectRef, x: Double) -> Double in x }                // spill entry
+        try cls.addMethod("six:", types: "q@:qqqqqqq", rawBody: { _, _ in })                   // stack arguments
+        let names = ["one", "two:", "three:b:", "four:b:c:", "five:", "six:"]
+        var slots = names.map { ($0, cls.ownMethod(for: Selector($0))!.implementation) }
+        let hooked = ["one", "five:", "six:"]
+        let hooks = try hooked.map { name in try cls.hook(Selector(name), .instead) { try $0.proceed() } }
+        XCTAssertEqual(Set(hooks.map { "\($0.hook.entry)" }).count, 3, "one hook of each entry")
+        slots += hooked.map { ("hook of \($0)", cls.ownMethod(for: Selector($0))!.implementation) }
+        for (name, imp) in slots {
+            XCTAssertEqual(mappingPermissions(of: imp.address)?.prefix(3), "r-x", name)
+            var target: UnsafeRawPointer?
+            sf_tramp_words(imp.address, nil, &target)
+            let t = UInt(bitPattern: try XCTUnwrap(target, name)), slot = UInt(bitPattern: imp.address)
+            XCTAssertLessThan(slot > t ? slot - t : t - slot, 1 << 31, "\(name): within a rel32 of its target")
+        }
+        hooks.forEach { $0.remove() }
     }
 
     func testRetiredSlotIsReusedOnlyAfterTheGracePeriod() throws {

@@ -24,6 +24,9 @@ void fx_signal_send_install(sf_id obj, sf_sel sel);
 void fx_signal_send_uninstall(void);
 /* Handler runs so far, and how many of them got a NULL IMP. */
 long fx_signal_send_count(void);
+/* Blocks until one more handler run has finished (each run is counted once), or `seconds`
+ * have passed: 1 if it ran, 0 on the timeout (a handler that hung or a signal never taken). */
+int fx_signal_send_wait(unsigned seconds);
 long fx_signal_send_failures(void);
 /* The sum of what the handler's sends returned. */
 long fx_signal_send_sum(void);
