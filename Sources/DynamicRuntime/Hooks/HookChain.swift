@@ -9,6 +9,8 @@ struct HookCallState {
     var outerInsteadCount = 0
     var insteadCount = 0
     var proceeded = false
+    /// A per-object entry's original, when the entry found it in the visible class already.
+    var inheritedOriginal: sf_method_t? = nil
 }
 
 /// An immutable list of hooks for one method, replaced whole on every change. One allocation
@@ -23,6 +25,8 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         let beforeCount: UInt16
         let insteadCount: UInt16
         let afterCount: UInt16
+        /// Whether an entry is a one-shot hook (the call path checks claims only then).
+        let hasOnce: Bool
 
         var total: Int { Int(beforeCount) + Int(insteadCount) + Int(afterCount) }
     }
@@ -38,26 +42,28 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         /// Set for a hook that removes itself after its first call: the call that claims it runs it.
         var once: OnceClaim? = nil
 
-        @inline(__always)
-        private func call(_ ctx: HookContext) throws(RuntimeError) {
+        /// Runs the entry at `p` unless it is a one-shot hook another call already claimed (checked
+        /// only when the chain `hasOnce`); says whether it ran. Read in place: no copy of the entry.
+        @inline(__always) @discardableResult
+        static func run(_ p: UnsafeMutablePointer<Entry>, _ ctx: HookContext, hasOnce: Bool) throws(RuntimeError) -> Bool {
+            if _slowPath(hasOnce), p.pointee.once != nil { return try p.pointee.runOnce(ctx) }
+            do {
+                try p.pointee.body(ctx)
+            } catch {
+                throw hookError(error, ctx)
+            }
+            return true
+        }
+
+        @inline(never)
+        private func runOnce(_ ctx: HookContext) throws(RuntimeError) -> Bool {
+            guard once!.claim() else { return false }
+            defer { HookRegistry.removeAfterFirstCall(id) }
             do {
                 try body(ctx)
             } catch {
                 throw hookError(error, ctx)
             }
-        }
-
-        /// Runs the body unless it is a one-shot hook another call already claimed; says whether
-        /// it ran.
-        @inline(__always) @discardableResult
-        func run(_ ctx: HookContext) throws(RuntimeError) -> Bool {
-            guard let once else {
-                try call(ctx)
-                return true
-            }
-            guard once.claim() else { return false }
-            defer { HookRegistry.removeAfterFirstCall(id) }
-            try call(ctx)
             return true
         }
     }
@@ -65,7 +71,9 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
     static func make(before: some Collection<Entry>, instead: some Collection<Entry>, after: some Collection<Entry>,
                      selector: sf_sel? = nil, next: HookChain? = nil) -> HookChain {
         let header = Header(selector: selector, next: next, beforeCount: UInt16(before.count),
-                            insteadCount: UInt16(instead.count), afterCount: UInt16(after.count))
+                            insteadCount: UInt16(instead.count), afterCount: UInt16(after.count),
+                            hasOnce: [before.contains { $0.once != nil }, instead.contains { $0.once != nil },
+                                      after.contains { $0.once != nil }].contains(true))
         let chain = unsafeDowncast(create(minimumCapacity: header.total) { _ in header }, to: HookChain.self)
         chain.withUnsafeMutablePointerToElements { p in
             var q = p
@@ -84,24 +92,48 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
     }
 
     // The storage is inline in this object and never moves: the buffers stay valid as long as
-    // the chain is held (by the caller, or by the read section it was loaded in).
+    // the chain is held (by the caller, or by the read section it was loaded in). The header is
+    // read through its pointer: the stored `header` property costs an exclusivity check.
     private func part(_ start: Int, _ count: UInt16) -> UnsafeBufferPointer<Entry> {
         withUnsafeMutablePointerToElements { UnsafeBufferPointer(start: $0 + start, count: Int(count)) }
     }
 
-    var before: UnsafeBufferPointer<Entry> { part(0, header.beforeCount) }
+    private var head: UnsafeMutablePointer<Header> { withUnsafeMutablePointerToHeader { $0 } }
+
+    var before: UnsafeBufferPointer<Entry> { part(0, head.pointee.beforeCount) }
     /// Newest first.
-    var instead: UnsafeBufferPointer<Entry> { part(Int(header.beforeCount), header.insteadCount) }
-    var after: UnsafeBufferPointer<Entry> { part(Int(header.beforeCount) + Int(header.insteadCount), header.afterCount) }
-    var selector: sf_sel? { header.selector }
-    var next: HookChain? { header.next }
+    var instead: UnsafeBufferPointer<Entry> { part(Int(head.pointee.beforeCount), head.pointee.insteadCount) }
+    var after: UnsafeBufferPointer<Entry> {
+        part(Int(head.pointee.beforeCount) + Int(head.pointee.insteadCount), head.pointee.afterCount)
+    }
+    var selector: sf_sel? { head.pointee.selector }
+    var next: HookChain? { head.pointee.next }
+
+    /// What the call path reads of a chain, once per call, without a retain (in a read section).
+    struct Shape {
+        let entries: UnsafeMutablePointer<Entry>
+        let before: Int
+        let instead: Int
+        let after: Int
+        let hasOnce: Bool
+    }
+
+    @inline(__always)
+    static func shape(_ ref: Unmanaged<HookChain>) -> Shape {
+        ref._withUnsafeGuaranteedRef { c in
+            c.withUnsafeMutablePointers { h, e in
+                Shape(entries: e, before: Int(h.pointee.beforeCount), instead: Int(h.pointee.insteadCount),
+                      after: Int(h.pointee.afterCount), hasOnce: h.pointee.hasOnce)
+            }
+        }
+    }
 
     /// The same hooks as a node of an object's list.
     func linked(_ selector: sf_sel?, _ next: HookChain?) -> HookChain {
         HookChain.make(before: before, instead: instead, after: after, selector: selector, next: next)
     }
 
-    var isEmpty: Bool { header.total == 0 }
+    var isEmpty: Bool { head.pointee.total == 0 }
 
     /// Whether another hook fits at `position`.
     func hasRoom(at position: HookPosition) -> Bool {

@@ -97,24 +97,27 @@ public struct HookContext {
     /// Runs the next instead-hook, or the original; the result lands in the return value.
     public func proceed() throws(RuntimeError) {
         // The class's instead hooks first, then the object's own; a claimed one-shot hook is
-        // passed over. The chains are read as guaranteed references: no retain per call.
+        // passed over. The chains are read in place: no retain per call.
+        let s = state
         while true {
-            let next = state.pointee.insteadIndex
-            let outer = state.pointee.outerInsteadCount
-            guard next < state.pointee.insteadCount else { return try invokeOriginal() }
-            state.pointee.insteadIndex = next + 1
-            let ran = try withGuaranteed(next < outer ? chainRef : innerRef!) { (chain) throws(RuntimeError) in
-                try chain.instead[next < outer ? next : next - outer].run(self)
-            }
-            if ran { return }
+            let next = s.pointee.insteadIndex
+            guard next < s.pointee.insteadCount else { return try invokeOriginal() }
+            s.pointee.insteadIndex = next + 1
+            let outer = s.pointee.outerInsteadCount
+            let chain = HookChain.shape(next < outer ? chainRef : innerRef.unsafelyUnwrapped)
+            let at = chain.entries + chain.before + (next < outer ? next : next - outer)
+            if try HookChain.Entry.run(at, self, hasOnce: chain.hasOnce) { return }
         }
     }
 
     /// Runs the original implementation now, skipping any remaining instead-hooks.
     public func invokeOriginal() throws(RuntimeError) {
         state.pointee.proceeded = true
-        releaseReturnObject()
-        try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in try hook.callOriginal(arguments, returnStorage) }
+        let inherited = state.pointee.inheritedOriginal
+        try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in
+            if hook.returnsObject { releaseReturnObject() }
+            try hook.callOriginal(arguments, returnStorage, inherited: inherited)
+        }
     }
 
     /// A retained record of this call that can be replayed later, on any thread, after the

@@ -54,17 +54,31 @@ nonisolated(unsafe) private let integerHookEntries: [UnsafeRawPointer] = [
 /// Runs the hook over the integer registers stored in this frame; the word it returns goes to %rax.
 @inline(__always)
 private func enterInts(_ hook: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) -> UInt64 {
-    var words = (a0, a1, a2, a3, a4, UInt64(0))  // arguments, then the return value
-    return withUnsafeMutableBytes(of: &words) { w in
-        let base = w.baseAddress!
-        var argv: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-                   UnsafeMutableRawPointer?) = (base, base + 8, base + 16, base + 24, base + 32)
-        withUnsafeMutablePointer(to: &argv) { tuple in
-            tuple.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 5) { args in
-                Unmanaged<MethodHook>.fromOpaque(hook)._withUnsafeGuaranteedRef { $0.enter(base + 40, args) }
-            }
+    Unmanaged<MethodHook>.fromOpaque(hook)._withUnsafeGuaranteedRef { h in
+        do throws(RuntimeError) {
+            return try h.runWords(a0, a1, a2, a3, a4)
+        } catch {
+            h.raise(error)
+            return 0
         }
-        return (base + 40).load(as: UInt64.self)
+    }
+}
+
+extension MethodHook {
+    /// Runs the hook over integer argument words (receiver, selector, arguments) and returns the
+    /// return register's word: the register entry's body, and typed sends' word body.
+    @inline(__always)
+    func runWords(_ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) throws(RuntimeError) -> UInt64 {
+        var words = (a0, a1, a2, a3, a4, UInt64(0))  // arguments, then the return value
+        return try withUnsafeMutableBytes(of: &words) { (w) throws(RuntimeError) in
+            let base = w.baseAddress!
+            var argv: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+                       UnsafeMutableRawPointer?) = (base, base + 8, base + 16, base + 24, base + 32)
+            try withUnsafeMutablePointer(to: &argv) { (tuple) throws(RuntimeError) in
+                try run(base + 40, UnsafeMutableRawPointer(tuple).assumingMemoryBound(to: UnsafeMutableRawPointer?.self))
+            }
+            return (base + 40).load(as: UInt64.self)
+        }
     }
 }
 

@@ -7,56 +7,76 @@ import Glibc
 extension MethodHook {
     /// The trampoline body: before hooks, instead hooks or the original, after hooks. An entry
     /// of a hidden per-object class runs its chain merged with the class's hook, if any.
+    @inline(__always)
     func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         let chain = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!)
-        guard isHidden else { return try run(chain, inner: nil, ret, args) }
-        // The hidden class's entry: the receiver's own chain, from its side table. All read as
-        // guaranteed references: the read section keeps them.
+        guard isHidden else { return try run(chain, inner: nil, inherited: nil, ret, args) }
+        try runHidden(chain, ret, args)
+    }
+
+    /// The hidden class's entry: the receiver's own chain, from its side table. One lookup in
+    /// the visible class finds the class's hook, or else the original the chain wraps. All read
+    /// as guaranteed references: the read section keeps them.
+    @inline(never)
+    private func runHidden(_ chain: Unmanaged<HookChain>, _ ret: UnsafeMutableRawPointer,
+                           _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         let own = ObjectHookList.chainRef(of: args[0]!.load(as: sf_id?.self), selector.raw)
-        if let classHook = classHook() {
-            unowned(unsafe) let h = classHook.takeUnretainedValue()
-            try h.run(Unmanaged.fromOpaque(sf_hook_chain(h.slot)!), inner: own, ret, args)
+        guard let visible = sf_class_super(cls.raw), let m = sf_lookup_method(visible, selector.raw) else {
+            return try run(own ?? chain, inner: nil, inherited: nil, ret, args)
+        }
+        if let record = sf_method_owner(m),
+           let classHook = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef({ $0.hookRef }) {
+            try withGuaranteed(classHook) { (h) throws(RuntimeError) in
+                try h.run(Unmanaged.fromOpaque(sf_hook_chain(h.slot)!), inner: own, inherited: nil, ret, args)
+            }
         } else {
-            try run(own ?? chain, inner: nil, ret, args)
+            try run(own ?? chain, inner: nil, inherited: m, ret, args)
         }
     }
 
-    /// The hook the visible class's entry runs, if that entry is hooked (in a read section).
-    private func classHook() -> Unmanaged<MethodHook>? {
-        guard let superclass = cls.lookupSuperclass, let m = sf_lookup_method(superclass.raw, selector.raw),
-              let record = sf_method_owner(m) else { return nil }
-        return Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.hookRef }
+    /// Runs `chain`, and `inner` position by position after it (class, then object): before
+    /// hooks, instead hooks (or the original), after hooks. Both are read in place (the read
+    /// section keeps them): no retain per call. `inherited` is the original's method when the
+    /// caller looked it up already.
+    @inline(__always)
+    func run(_ chainRef: Unmanaged<HookChain>, inner innerRef: Unmanaged<HookChain>?, inherited: sf_method_t?,
+             _ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
+        clearReturn(ret)
+        let outer = HookChain.shape(chainRef)
+        let innerInstead = innerRef.map { HookChain.shape($0).instead } ?? 0
+        var state = HookCallState(outerInsteadCount: outer.instead, insteadCount: outer.instead + innerInstead,
+                                  inheritedOriginal: inherited)
+        try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
+            let ctx = HookContext(hook: Unmanaged.passUnretained(self), chain: chainRef, inner: innerRef, arguments: args,
+                                  returnStorage: ret, state: p)
+            do throws(RuntimeError) {
+                // The common chain is instead-hooks only: no before or after loop to set up.
+                if outer.before == 0, outer.after == 0, innerRef == nil {
+                    try ctx.proceed()
+                } else {
+                    try runAround(outer, innerRef.map(HookChain.shape), ctx)
+                }
+            } catch {
+                // The caller gets zero (the entry clears the storage): an object the original
+                // or a hook already put there is owned by this call and must go first.
+                ctx.releaseReturnObject()
+                throw error
+            }
+        }
     }
 
-    /// Runs `chain`, and `inner` position by position after it (class, then object): before
-    /// hooks, instead hooks (or the original), after hooks. Both are read as guaranteed
-    /// references (the read section keeps them): no retain per call.
-    func run(_ chainRef: Unmanaged<HookChain>, inner innerRef: Unmanaged<HookChain>?, _ ret: UnsafeMutableRawPointer,
-             _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
-        clearReturn(ret)
-        try withGuaranteed(chainRef) { (chain) throws(RuntimeError) in
-            let outer = chain.instead.count
-            var state = HookCallState(outerInsteadCount: outer,
-                                      insteadCount: outer + (innerRef.map { $0._withUnsafeGuaranteedRef { $0.instead.count } } ?? 0))
-            try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
-                let ctx = HookContext(hook: Unmanaged.passUnretained(self), chain: chainRef, inner: innerRef, arguments: args,
-                                      returnStorage: ret, state: p)
-                do throws(RuntimeError) {
-                    // The common chain is instead-hooks only: no before or after loop to set up.
-                    if !chain.before.isEmpty { for e in chain.before { try e.run(ctx) } }
-                    if let inner = ctx.inner { for e in inner.before { try e.run(ctx) } }
-                    try ctx.proceed()
-                    if !chain.after.isEmpty { for e in chain.after { try e.run(ctx) } }
-                    if let inner = ctx.inner { for e in inner.after { try e.run(ctx) } }
-                } catch {
-                    // The caller gets zero (the entry clears the storage): an object the original
-                    // or a hook already put there is owned by this call and must go first.
-                    ctx.releaseReturnObject()
-                    throw error
-                }
-            }
+    /// Before hooks (class, then object), the instead hooks or the original, after hooks.
+    private func runAround(_ outer: HookChain.Shape, _ inner: HookChain.Shape?, _ ctx: HookContext) throws(RuntimeError) {
+        for i in 0..<outer.before { try HookChain.Entry.run(outer.entries + i, ctx, hasOnce: outer.hasOnce) }
+        if let inner { for i in 0..<inner.before { try HookChain.Entry.run(inner.entries + i, ctx, hasOnce: inner.hasOnce) } }
+        try ctx.proceed()
+        let afterOuter = outer.entries + outer.before + outer.instead
+        for i in 0..<outer.after { try HookChain.Entry.run(afterOuter + i, ctx, hasOnce: outer.hasOnce) }
+        if let inner {
+            let afterInner = inner.entries + inner.before + inner.instead
+            for i in 0..<inner.after { try HookChain.Entry.run(afterInner + i, ctx, hasOnce: inner.hasOnce) }
         }
     }
 
@@ -68,9 +88,15 @@ extension MethodHook {
             try run(ret, args)
         } catch {
             ret.initializeMemory(as: UInt8.self, repeating: 0, count: returnSize)
-            error.record()
-            Runtime.raise(error)
+            raise(error)
         }
+    }
+
+    /// Records a failed call's error for C and for the sender (out of line: the entries stay small).
+    @inline(never)
+    func raise(_ error: RuntimeError) {
+        error.record()
+        Runtime.raise(error)
     }
 
     @inline(__always)
@@ -82,31 +108,44 @@ extension MethodHook {
         }
     }
 
-    /// Runs the original (the caller is in a read section).
-    func callOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer) throws(RuntimeError) {
-        guard let imp = sf_hook_original(slot) else { return try callInheritedOriginal(args, ret) }
+    /// Runs the original (the caller is in a read section); `inherited` is the superclass's
+    /// method when the caller looked it up already.
+    @inline(__always)
+    func callOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer,
+                      inherited: sf_method_t? = nil) throws(RuntimeError) {
+        guard let imp = sf_hook_original(slot) else { return try callInheritedOriginal(args, ret, inherited) }
         // A Swift closure (or another hook's trampoline) runs its body on this very argument
         // vector: no trampoline or ffi_call that would only unpack it again. The owner word may
         // lag the IMP during a replace; then the entry differs and the IMP is called.
-        if let owner = sf_hook_owner(slot) {
-            unowned(unsafe) let o = Unmanaged<ClosureIMP>.fromOpaque(owner).takeUnretainedValue()
-            if unsafeBitCast(o.entry, to: UnsafeRawPointer.self) == unsafeBitCast(imp, to: UnsafeRawPointer.self) {
-                return try callBody(o, args, ret)
-            }
+        if let owner = sf_hook_owner(slot), try callBodyIfEntry(owner, imp, args, ret) { return }
+        try callDirect(imp, args, ret)
+    }
+
+    private func callInheritedOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer,
+                                       _ found: sf_method_t?) throws(RuntimeError) {
+        guard let m = found ?? cls.lookupSuperclass.flatMap({ sf_lookup_method($0.raw, selector.raw) }) else {
+            throw Forwarding.unrecognized(cls.raw, selector)
+        }
+        let imp = sf_method_imp(m)!
+        if let record = sf_method_owner(m),
+           let owner = UnsafeRawPointer(bitPattern: Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.ownerWord }),
+           try callBodyIfEntry(owner, imp, args, ret) {
+            return
         }
         try callDirect(imp, args, ret)
     }
 
-    private func callInheritedOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer) throws(RuntimeError) {
-        guard let superclass = cls.lookupSuperclass, let m = sf_lookup_method(superclass.raw, selector.raw) else {
-            throw Forwarding.unrecognized(cls.raw, selector)
+    /// Runs the body of the closure IMP `owner` when `imp` is its entry; says whether it did.
+    @inline(__always)
+    private func callBodyIfEntry(_ owner: UnsafeRawPointer, _ imp: sf_imp, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                                 _ ret: UnsafeMutableRawPointer) throws(RuntimeError) -> Bool {
+        try withGuaranteed(Unmanaged<ClosureIMP>.fromOpaque(owner)) { (o) throws(RuntimeError) in
+            guard unsafeBitCast(o.entry, to: UnsafeRawPointer.self) == unsafeBitCast(imp, to: UnsafeRawPointer.self) else {
+                return false
+            }
+            try callBody(o, args, ret)
+            return true
         }
-        let imp = sf_method_imp(m)!
-        if let owner = MethodRecord.from(m)?.imp.owner,
-           unsafeBitCast(owner.entry, to: UnsafeRawPointer.self) == unsafeBitCast(imp, to: UnsafeRawPointer.self) {
-            return try callBody(owner, args, ret)
-        }
-        try callDirect(imp, args, ret)
     }
 
     private func callBody(_ owner: ClosureIMP, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer) throws(RuntimeError) {
@@ -119,13 +158,24 @@ extension MethodHook {
             e.record()
             Runtime.raise(e)
         }
-        try Runtime.rethrowPending()
+        if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
     }
 
     @inline(__always)
     private func callDirect(_ imp: sf_imp, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer) throws(RuntimeError) {
         // Through a trampoline, the original is called directly with the same registers.
-        if let layout = directLayout {
+        if wideArguments != 0 {
+            // Every argument and the return a whole integer register: a plain call (the callee
+            // ignores registers past its own).
+            typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
+            let n = wideArguments
+            let v = unsafeBitCast(imp, to: Words.self)(
+                args[0].unsafelyUnwrapped.load(as: UInt64.self), args[1].unsafelyUnwrapped.load(as: UInt64.self),
+                n > 2 ? args[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+                n > 3 ? args[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+                n > 4 ? args[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
+            if wideReturn { ret.storeBytes(of: v, as: UInt64.self) }
+        } else if let layout = directLayout {
             let fn = unsafeBitCast(imp, to: UnsafeRawPointer.self)
             if layout.pointee.int_only != 0 {
                 sf_tramp_call_ints(layout, fn, ret, args)
@@ -135,7 +185,7 @@ extension MethodHook {
         } else {
             callThroughLibffi(imp, args, ret)
         }
-        try Runtime.rethrowPending()
+        if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
     }
 
     private func callThroughLibffi(_ imp: sf_imp, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer) {

@@ -34,6 +34,11 @@ final class MethodHook: @unchecked Sendable {
     let directLayout: UnsafeMutablePointer<sf_tramp_layout>?
     /// How calls enter the hook, chosen from the signature when it is installed.
     let entry: HookEntryKind
+    /// The argument count when every argument and the return (if any) fill whole integer
+    /// registers (`int_wide`): the original is called as a plain C function. 0 otherwise.
+    let wideArguments: Int
+    /// Whether such a call returns a value.
+    let wideReturn: Bool
     /// Whether the class is a hidden per-object one, whose chain runs inside its class's hook.
     let isHidden: Bool
 
@@ -54,14 +59,22 @@ final class MethodHook: @unchecked Sendable {
         let trampolines = sf_tramp_enabled() != 0
         directLayout = trampolines ? signature.storage.layout : nil
         entry = trampolines ? HookEntryKind.choose(for: signature.storage.layout) : .libffi
+        let wide = directLayout.map { $0.pointee.int_wide != 0 && $0.pointee.nargs <= 5 } ?? false
+        wideArguments = wide ? Int(directLayout!.pointee.nargs) : 0
+        wideReturn = wide && directLayout!.pointee.ret_kind != UInt8(SF_RET_VOID)
         let emptyChain = Unmanaged.passRetained(HookChain.empty()).toOpaque()
         _ = sf_hook_swap_chain(slot, emptyChain)
         let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
         // The register entries take this hook as their context; every other caller (the spill
         // entry, a hook above this one, a replayed invocation) runs the body.
-        trampoline = try ClosureIMP(signature: signature, registerEntry: entry.registerEntry(context: me)) { [self] ret, args in
-            try self.run(ret, args)
+        // Integer-register hooks also get a word body: a typed send runs the hook without the slot.
+        var wordBody: WordBody?
+        if case .integerRegisters = entry {
+            wordBody = { [self] a0, a1, a2, a3, a4, _ in try self.runWords(a0, a1, a2, a3, a4) }
         }
+        trampoline = try ClosureIMP(signature: signature, registerEntry: entry.registerEntry(context: me), body: { [self] ret, args in
+            try self.run(ret, args)
+        }, wordBody: wordBody)
     }
 
     deinit {
