@@ -9,10 +9,12 @@ import MessageThrottle
 /// match docs/performance.md. The list is static so that the suite can register its
 /// benchmarks without building the fixtures.
 public struct BenchCase: @unchecked Sendable {
+    /// Makes `n` calls and returns their checksum.
     public typealias Body = (Int) throws -> Int
 
     /// The case's number in docs/performance.md ("1", "2b", "9d" …).
     public let id: String
+    /// What the case measures, as the report prints it.
     public let name: String
     /// The ratio to the floor (case 1) the case is held to, if any.
     public var target: Double? = nil
@@ -76,7 +78,7 @@ extension BenchCase {
         list.append(BenchCase(id: "3b", name: "typed send, closure IMP", target: 4, allocationTarget: 0) { f in
             typedSends(f.ref, f.closureAdd)
         })
-        list.append(BenchCase(id: "3c", name: "closure IMP called through a pointer") { f in
+        list.append(BenchCase(id: "3c", name: "closure IMP called through a pointer", allocationTarget: 0) { f in
             let imp = f.closureIMP, obj = f.ref.raw, sel = f.closureAdd.raw
             return { n in sfb_loop_direct(imp, obj, sel, n) }
         })
@@ -125,10 +127,12 @@ extension BenchCase {
 
         // The same hook and rule paths installed through the C API (4f, 4g, 5c): they should
         // cost what 4a and 5 cost.
-        list.append(BenchCase(id: "4f", name: "hook from C: instead-hook calling sf_call_proceed", slow: true) { f in
+        list.append(BenchCase(id: "4f", name: "hook from C: instead-hook calling sf_call_proceed", allocationTarget: 0,
+                              slow: true) { f in
             typedSends(f.hookedRef, f.cHookAdd)
         })
-        list.append(BenchCase(id: "4g", name: "hook from C, sent from a C loop (sf_msg_lookup + call)", slow: true) { f in
+        list.append(BenchCase(id: "4g", name: "hook from C, sent from a C loop (sf_msg_lookup + call)",
+                              allocationTarget: 0, slow: true) { f in
             let obj = f.hookedRef.raw, sel = f.cHookAdd.raw
             return { n in sfb_loop_lookup_call(obj, sel, n) }
         })
