@@ -2,6 +2,7 @@
 #include "sf_private.h"
 
 sf_lookup_slow_fn _Atomic sf_lookup_slow;
+/* The cache markers. Their IMP stays NULL: sf_msg_lookup's cached path reads a marker as a miss. */
 struct sf_method sf_forward_method;
 struct sf_method sf_declined_method;
 _Thread_local void *sf_pending_error;
@@ -65,7 +66,8 @@ sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
                               memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
         sf_method_t m = sf_cache_probe(sf_object_isa(obj), sel);
-        sf_imp imp = m && !sf_method_is_marker(m) ? sf_method_imp(m) : NULL;
+        // The markers carry no IMP: a cached marker reads as a miss and takes the full path.
+        sf_imp imp = __builtin_expect(m != NULL, 1) ? sf_method_imp(m) : NULL;
         r->nesting = 0;
         atomic_signal_fence(memory_order_seq_cst);
         atomic_store_explicit(&r->epoch, 0, memory_order_release);

@@ -1,6 +1,7 @@
 // Object headers and reference counts.
 #include "sf_private.h"
 #include <malloc.h>
+#include <sched.h>
 
 sf_dealloc_hook_fn _Atomic sf_dealloc_hook;
 
@@ -71,6 +72,41 @@ void *sf_object_install_side(sf_id obj, void *side) {
                                                 memory_order_acquire))
         return side;
     return expected;
+}
+
+bool sf_object_detach_side(sf_id obj, void *side) {
+    return atomic_compare_exchange_strong_explicit(&obj->side, &side, NULL, memory_order_acq_rel, memory_order_acquire);
+}
+
+void *sf_object_take_side(sf_id obj) {
+    if (!atomic_load_explicit(&obj->side, memory_order_acquire)) return NULL;
+    return atomic_exchange_explicit(&obj->side, NULL, memory_order_acq_rel);
+}
+
+struct sf_side_lock sf_side_locks[SF_SIDE_LOCKS] __attribute__((aligned(64)));
+
+void sf_side_lock_slow(struct sf_side_lock *l) {
+    for (;;) {
+        uint32_t expected = 0;
+        if (atomic_load_explicit(&l->word, memory_order_relaxed) == 0 &&
+            atomic_compare_exchange_weak_explicit(&l->word, &expected, 1, memory_order_acquire, memory_order_relaxed))
+            return;
+        sched_yield();
+    }
+}
+
+void sf_side_locks_atfork_prepare(void) {
+    for (int i = 0; i < SF_SIDE_LOCKS; i++) sf_side_lock_slow(&sf_side_locks[i]);
+}
+
+void sf_side_locks_atfork_release(void) {
+    for (int i = SF_SIDE_LOCKS - 1; i >= 0; i--) atomic_store_explicit(&sf_side_locks[i].word, 0, memory_order_release);
+}
+
+int sf_side_locks_held_for_testing(void) {
+    int n = 0;
+    for (int i = 0; i < SF_SIDE_LOCKS; i++) n += atomic_load_explicit(&sf_side_locks[i].word, memory_order_acquire) != 0;
+    return n;
 }
 
 void sf_object_set_isa(sf_id obj, sf_class_t cls) {

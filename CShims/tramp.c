@@ -168,6 +168,10 @@ void sf_tramp_words(const void *code, void **context, const void **target) {
     if (target) *target = words[1];
 }
 
+/* fork(): a thread freeing a slot (a closure released anywhere) may hold the lock. */
+void sf_tramp_atfork_prepare(void) { pthread_mutex_lock(&lock); }
+void sf_tramp_atfork_release(void) { pthread_mutex_unlock(&lock); }
+
 void sf_tramp_stats(size_t *live, size_t *pending_slots, size_t *free_slots) {
     pthread_mutex_lock(&lock);
     if (live) *live = live_count;
@@ -192,6 +196,9 @@ void sf_tramp_words(const void *code, void **context, const void **target) {
     if (context) *context = NULL;
     if (target) *target = NULL;
 }
+void sf_tramp_atfork_prepare(void) {}
+void sf_tramp_atfork_release(void) {}
+
 void sf_tramp_stats(size_t *live, size_t *pending_slots, size_t *free_slots) {
     if (live) *live = 0;
     if (pending_slots) *pending_slots = 0;

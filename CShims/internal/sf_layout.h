@@ -110,6 +110,42 @@ void *sf_object_side(sf_id obj);
 static inline void *sf_object_side_inline(sf_id obj) { return atomic_load_explicit(&obj->side, memory_order_acquire); }
 /* Installs `side` if none is set; returns the one that is set afterwards. */
 void *sf_object_install_side(sf_id obj, void *side);
+/* Clears `side` if it is still the one set (runtime lock held); true if it was. */
+bool sf_object_detach_side(sf_id obj, void *side);
+/* Clears the side pointer at deallocation; returns what was set (its reference goes with it). */
+void *sf_object_take_side(sf_id obj);
+
+/*
+ * Side-table locks: a fixed array of one-word locks chosen by the table's address (objc4's
+ * striped side tables), not a word per table: a table costs no lock of its own, and the
+ * fork handlers can take every lock there is. Held only for a few dictionary operations
+ * (leaf locks: nothing else is taken under them).
+ */
+#define SF_SIDE_LOCKS 64
+struct sf_side_lock {
+    _Atomic uint32_t word;
+    char pad[60];
+};
+extern struct sf_side_lock sf_side_locks[SF_SIDE_LOCKS];
+static inline struct sf_side_lock *sf_side_lock_for(const void *table) {
+    uintptr_t a = (uintptr_t)table;
+    return &sf_side_locks[((a >> 4) ^ (a >> 10)) % SF_SIDE_LOCKS];
+}
+void sf_side_lock_slow(struct sf_side_lock *l);
+static inline void sf_side_lock(const void *table) {
+    struct sf_side_lock *l = sf_side_lock_for(table);
+    uint32_t expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&l->word, &expected, 1, memory_order_acquire, memory_order_relaxed))
+        sf_side_lock_slow(l);
+}
+static inline void sf_side_unlock(const void *table) {
+    atomic_store_explicit(&sf_side_lock_for(table)->word, 0, memory_order_release);
+}
+/* pthread_atfork: every side-table lock, taken after the runtime's own, released in both. */
+void sf_side_locks_atfork_prepare(void);
+void sf_side_locks_atfork_release(void);
+/* Tests only: how many side-table locks are held now. */
+int sf_side_locks_held_for_testing(void);
 void sf_object_set_isa(sf_id obj, sf_class_t cls);
 /* Bytes usable in the object's allocation (at least its class's instance size). */
 size_t sf_object_allocated_size(sf_id obj);
@@ -127,6 +163,9 @@ void sf_method_free(sf_method_t m);
 /* pthread_atfork: the pool's leaf lock, taken last before fork, released in both processes. */
 void sf_method_pool_atfork_prepare(void);
 void sf_method_pool_atfork_release(void);
+/* pthread_atfork: the trampoline allocator's leaf lock (tramp.c), like the pool's. */
+void sf_tramp_atfork_prepare(void);
+void sf_tramp_atfork_release(void);
 void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signature *sig, void *owner);
 /* Swaps the IMP atomically; returns the previous one. */
 sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp);

@@ -9,10 +9,12 @@ import MessageThrottle
 /// match docs/performance.md. The list is static so that the suite can register its
 /// benchmarks without building the fixtures.
 public struct BenchCase: @unchecked Sendable {
+    /// Makes `n` calls and returns their checksum.
     public typealias Body = (Int) throws -> Int
 
     /// The case's number in docs/performance.md ("1", "2b", "9d" …).
     public let id: String
+    /// What the case measures, as the report prints it.
     public let name: String
     /// The ratio to the floor (case 1) the case is held to, if any.
     public var target: Double? = nil

@@ -14,14 +14,22 @@ public typealias AddIMP = sfb_add_imp
 /// Every method is `sfb_add` (DispatchFixtures/add.c, its own translation unit) or, for the
 /// closure cases, a Swift closure computing the same `a + b`.
 public final class BenchFixtures: @unchecked Sendable {
+    /// 9a-9c: methods in the class whose cache is probed.
     public static let selectorCounts = [10, 1_000, 100_000]
+    /// 9d-9f: classes between the receiver's and the one defining the method.
     public static let depths = [1, 8, 32]
 
+    /// The class of the plain cases, with `add:to:` (`sfb_add`) and `closureAdd:to:`.
     public let calc: RuntimeClass
+    /// The instance of `calc` the plain cases send to.
     public let object: Object
+    /// `object` as an unretained reference (no retain per send).
     public let ref: ObjectRef
+    /// `sfb_add` on `calc`: cases 1-2, the forwarding targets of 7c-7e, and 9.
     public let add: Selector = "add:to:"
+    /// 3a-3c: a Swift-closure method computing `a &+ b`.
     public let closureAdd: Selector = "closureAdd:to:"
+    /// 7a-7b: a selector no class implements.
     public let missing: Selector = "benchMissing:to:"
     /// `sfb_add` read back from the runtime as the IMP of `add:to:`: opaque to the optimizer.
     public let floor: AddIMP
@@ -30,7 +38,9 @@ public final class BenchFixtures: @unchecked Sendable {
     /// 3d-3f and 4d: the same closure method and pass-through hook made with the trampolines
     /// turned off (libffi closures, and `ffi_call` to the original), for a side-by-side run.
     public let ffiClosureAdd: Selector = "ffiClosureAdd:to:"
+    /// 3f: the IMP of `ffiClosureAdd:to:` read back (a libffi closure).
     public let ffiClosureIMP: AddIMP
+    /// 4d: a pass-through hook made with the trampolines off.
     public let ffiPassHookAdd: Selector = "ffiPassHookAdd:to:"
     /// Per selector count: an instance of a class with that many methods, all of them in its
     /// cache, and 64 of its selectors spread over the table (repeated for small counts).
@@ -52,7 +62,9 @@ public final class BenchFixtures: @unchecked Sendable {
     /// The class whose methods are hooked and throttled; one selector per case, each with the
     /// body `sfb_add`, so that the cases do not share a hook or a rule.
     public let hooked: RuntimeClass
+    /// The instance of `hooked` the hook and rule cases send to.
     public let hookedObject: Object
+    /// `hookedObject` as an unretained reference.
     public let hookedRef: ObjectRef
     /// 4a: an instead-hook that only calls `proceed()`.
     public let passHookAdd: Selector = "passHookAdd:to:"
@@ -78,8 +90,9 @@ public final class BenchFixtures: @unchecked Sendable {
     public let cHookAdd: Selector = "cHookAdd:to:"
     /// Limited by a rule made and applied from C (firstly, an hour, on a C manual clock).
     public let cDropAdd: Selector = "cDropAdd:to:"
-    /// Hooked and unhooked from C, and the C rule that is applied and discarded (case 8d).
+    /// 8c: hooked and unhooked from C by the case itself.
     public let toggleCHookAdd: Selector = "toggleCHookAdd:to:"
+    /// 8d: limited by the C rule that the case applies and discards.
     public let toggleCRuleAdd: Selector = "toggleCRuleAdd:to:"
     /// The C API's rule handle for case 8d.
     public internal(set) var toggleCRule: sf_rule_t? = nil
@@ -229,7 +242,10 @@ public final class BenchFixtures: @unchecked Sendable {
     }
 }
 
+/// Fixtures that could not be built, or a case that found them in the wrong state.
 public struct BenchFixtureError: Error, CustomStringConvertible {
+    /// What went wrong, naming the selector or class.
     public let message: String
+    /// The message.
     public var description: String { message }
 }

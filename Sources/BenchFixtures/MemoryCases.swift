@@ -7,6 +7,7 @@ import Glibc
 public struct MemoryMeasurement: Sendable {
     /// The case's id in docs/performance.md ("11c" …).
     public let id: String
+    /// What is measured, as the report prints it.
     public let name: String
     /// How many objects were measured.
     public let objects: Int
@@ -16,6 +17,7 @@ public struct MemoryMeasurement: Sendable {
     public let residentBytes: Double
     /// The most `heapBytes` may be for the target to be met.
     public let limit: Double
+    /// Whether `heapBytes` is within `limit`.
     public var met: Bool { heapBytes <= limit }
 }
 

@@ -46,20 +46,25 @@ public enum FuzzResult: Equatable, Sendable {
     case violation(String)
 }
 
+/// Which known bugs a fuzz run lets inputs reach.
 public struct FuzzOptions: Sendable {
     /// Known, open bugs (docs/reliability.md) whose inputs are run instead of skipped; they
     /// crash or corrupt memory until fixed. `SF_FUZZ_KNOWN_BUGS=1` runs all of them,
     /// `SF_FUZZ_KNOWN_BUGS=KB-2,KB-5` only those.
     public var knownBugsToRun: Set<String>
+    /// Whether every known bug's inputs run.
     public var runsAllKnownBugs: Bool
 
+    /// Options that run the named known bugs (or all of them).
     public init(knownBugsToRun: Set<String> = [], runsAllKnownBugs: Bool = false) {
         self.knownBugsToRun = knownBugsToRun
         self.runsAllKnownBugs = runsAllKnownBugs
     }
 
+    /// Whether inputs reaching `bug` (e.g. `KB-2`) are run.
     public func runs(_ bug: String) -> Bool { runsAllKnownBugs || knownBugsToRun.contains(bug) }
 
+    /// The options `SF_FUZZ_KNOWN_BUGS` asks for (none when unset or `0`).
     public static let fromEnvironment: FuzzOptions = {
         guard let raw = getenv("SF_FUZZ_KNOWN_BUGS").map({ String(cString: $0) }), !raw.isEmpty, raw != "0" else {
             return FuzzOptions()
@@ -71,14 +76,21 @@ public struct FuzzOptions: Sendable {
 
 /// Counts of results, for the logs.
 public struct FuzzStats: CustomStringConvertible, Sendable {
+    /// Inputs recorded.
     public var inputs = 0
+    /// Inputs the runtime accepted.
     public var accepted = 0
+    /// Inputs refused with a clear error, by the error's name.
     public var rejected: [String: Int] = [:]
+    /// Inputs not run because they reach a known bug, by the bug's id.
     public var skipped: [String: Int] = [:]
+    /// Broken invariants, each with the input (hex) that broke it.
     public var violations: [String] = []
 
+    /// No inputs yet.
     public init() {}
 
+    /// Counts one input's result.
     public mutating func record(_ r: FuzzResult, input: [UInt8]) {
         inputs += 1
         switch r {
@@ -89,15 +101,19 @@ public struct FuzzStats: CustomStringConvertible, Sendable {
         }
     }
 
+    /// Inputs refused, all errors together.
     public var rejectedTotal: Int { rejected.values.reduce(0, +) }
+    /// Inputs skipped, all bugs together.
     public var skippedTotal: Int { skipped.values.reduce(0, +) }
 
+    /// One log line of the counts.
     public var description: String {
         func list(_ d: [String: Int]) -> String { d.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: ",") }
         return "inputs=\(inputs) accepted=\(accepted) rejected=\(rejectedTotal) [\(list(rejected))] "
             + "skippedKnownBug=\(skippedTotal)\(skipped.isEmpty ? "" : " [\(list(skipped))]") violations=\(violations.count)"
     }
 
+    /// The first 256 bytes in hex, `…` after them if there are more.
     public static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
         var s = ""
@@ -160,7 +176,9 @@ struct ByteReader {
 /// SplitMix64: a tiny deterministic generator, so a seed names the same inputs everywhere.
 public struct SeededGenerator: RandomNumberGenerator, Sendable {
     var state: UInt64
+    /// A generator whose sequence `seed` names.
     public init(seed: UInt64) { state = seed }
+    /// The next 64 random bits.
     public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
@@ -170,6 +188,7 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     }
 }
 
+/// Random inputs made from a seed, for the fuzz targets' seeded runs.
 public enum SeededInputs {
     /// Pieces of encodings, valid and not, that random strings are assembled from.
     static let encodingTokens: [String] = [
@@ -221,6 +240,7 @@ public enum SeededInputs {
 
 // MARK: - Corpus files
 
+/// Reading a corpus directory of fuzz inputs.
 public enum FuzzCorpus {
     /// The files of a corpus directory, sorted by name, as (name, bytes).
     public static func load(_ directory: String) -> [(name: String, bytes: [UInt8])] {
@@ -239,6 +259,7 @@ public enum FuzzCorpus {
         }
     }
 
+    /// The bytes of the file at `path`, or nil if it cannot be read.
     public static func readFile(_ path: String) -> [UInt8]? {
         guard let f = fopen(path, "rb") else { return nil }
         defer { fclose(f) }

@@ -6,8 +6,11 @@ import Glibc
 
 /// A struct passed by value in the fixtures.
 public struct FPoint: StructMessageValue, Equatable {
+    /// The coordinates.
     public var x, y: Double
+    /// A point at (`x`, `y`).
     public init(x: Double, y: Double) { self.x = x; self.y = y }
+    /// `{FPoint=dd}`.
     public static let typeEncoding = TypeEncoding.structure(name: "FPoint", fields: [.double, .double])
 }
 

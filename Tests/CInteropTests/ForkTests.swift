@@ -41,6 +41,12 @@ final class ForkTests: XCTestCase {
         Self.shared = (cls, obj)
         defer { Self.shared = nil }
         let stop = Atomic<Bool>(false)
+        // Each worker's finished rounds: a child is forked only once every worker made progress
+        // since the last one, so forks land among the workers' operations without a sleep.
+        let rounds = UnsafeMutableBufferPointer<Atomic<Int>>.allocate(capacity: 4)
+        for i in 0..<4 { (rounds.baseAddress! + i).initialize(to: Atomic(0)) }
+        defer { rounds.deallocate() }
+        nonisolated(unsafe) let progress = rounds
         let group = DispatchGroup()
         let workers: [@Sendable (Int) throws -> Void] = [
             { _ in _ = try obj.send("ping:", 1) as Int },
@@ -61,25 +67,101 @@ final class ForkTests: XCTestCase {
                 _ = weak.object
             },
         ]
-        for work in workers {
+        for (w, work) in workers.enumerated() {
             group.enter()
             Thread {
                 var i = 0
                 while !stop.load(ordering: .relaxed) {
                     do { try work(i) } catch { XCTFail("\(error)") }
                     i += 1
+                    progress[w].store(i, ordering: .releasing)
                 }
                 group.leave()
             }.start()
         }
         var results: [Int32] = []
+        var seen = [Int](repeating: 0, count: 4)
         for _ in 0..<20 {
-            usleep(2000)
-            results.append(fx_fork_and_run(Self.childBody, nil, 10))
+            for w in 0..<4 {
+                while progress[w].load(ordering: .acquiring) <= seen[w] { sched_yield() }
+                seen[w] = progress[w].load(ordering: .acquiring)
+            }
+            // The alarm only catches a hang: a healthy child takes milliseconds, however loaded.
+            results.append(fx_fork_and_run(Self.childBody, nil, 60))
         }
         stop.store(true, ordering: .relaxed)
         group.wait()
         XCTAssertEqual(results, Array(repeating: 0, count: 20),
                        "children's exit statuses (128 + 14: hung, killed by the alarm)")
+    }
+
+    // One lock at a time, held by another thread when fork() begins: the prepare handler must
+    // wait for it, so the child finds it free. The holder lets go only once the handler runs
+    // (no sleep): without a handler for that lock the child would inherit it held and hang.
+    nonisolated(unsafe) static var childUse: (() throws -> Bool)?
+
+    static let lockChild: fx_child_fn = { _ in
+        do { return try ForkTests.childUse?() == true ? 0 : 1 } catch { return 2 }
+    }
+
+    private func forkWhileHeld(_ what: String, hold: @escaping @Sendable () -> Void, release: @escaping @Sendable () -> Void,
+                               child: @escaping () throws -> Bool) {
+        let held = Atomic<Bool>(false)
+        let preparing = Atomic<Bool>(false)
+        ForkSafety.willPrepareForTesting = { preparing.store(true, ordering: .releasing) }
+        Self.childUse = child
+        defer {
+            ForkSafety.willPrepareForTesting = nil
+            Self.childUse = nil
+        }
+        let holder = Thread {
+            hold()
+            held.store(true, ordering: .releasing)
+            while !preparing.load(ordering: .acquiring) { sched_yield() }
+            release()
+        }
+        holder.start()
+        while !held.load(ordering: .acquiring) { sched_yield() }
+        XCTAssertEqual(fx_fork_and_run(Self.lockChild, nil, 60), 0, "the child of a fork while \(what) was held")
+    }
+
+    func testThePrepareHandlerTakesEverySideTableLock() {
+        XCTAssertEqual(sf_side_locks_held_for_testing(), 0)
+        ForkSafety.prepare()
+        let held = sf_side_locks_held_for_testing()
+        ForkSafety.parent()
+        XCTAssertEqual(held, Int32(SF_SIDE_LOCKS), "a table's lock may be any of them")
+        XCTAssertEqual(sf_side_locks_held_for_testing(), 0)
+    }
+
+    func testASideTableLockHeldAtForkIsFreeInTheChild() throws {
+        let cls = try RuntimeClass(name: "Fork.SideTable")
+        let obj = try cls.createInstance()
+        let key = AssociationKey("fork.side")
+        obj.setAssociatedValue(1, for: key)
+        nonisolated(unsafe) let table = UnsafeRawPointer(sf_object_side(obj.raw)!)
+        forkWhileHeld("a side-table lock", hold: { sf_side_lock(table) }, release: { sf_side_unlock(table) }) {
+            obj.setAssociatedValue(2, for: key)
+            return obj.associatedValue(for: key) as? Int == 2
+        }
+        XCTAssertEqual(obj.associatedValue(for: key) as? Int, 1, "the parent's value is its own")
+    }
+
+    func testTheTrampolineLockHeldAtForkIsFreeInTheChild() throws {
+        forkWhileHeld("the trampoline allocator's lock", hold: { sf_tramp_atfork_prepare() }, release: { sf_tramp_atfork_release() }) {
+            let cls = try RuntimeClass(name: "Fork.Trampoline.\(getpid())")
+            try cls.addMethod("twice:") { (_: ObjectRef, x: Int) -> Int in 2 * x }
+            return try cls.createInstance().send("twice:", 21) as Int == 42
+        }
+    }
+
+    func testTheRuntimeLockHeldAtForkIsFreeInTheChild() throws {
+        forkWhileHeld("the runtime lock", hold: { Runtime.state.lock.lock() }, release: { Runtime.state.lock.unlock() }) {
+            let cls = try RuntimeClass(name: "Fork.RuntimeLock.\(getpid())")
+            try cls.addMethod("twice:") { (_: ObjectRef, x: Int) -> Int in 2 * x }
+            let token = try cls.hook("twice:", .before) { _ in }
+            defer { token.remove() }
+            return try cls.createInstance().send("twice:", 4) as Int == 8
+        }
     }
 }

@@ -38,4 +38,37 @@ final class CallFrameAccessTests: XCTestCase {
         XCTAssertEqual(try inv.returnValue(as: Double.self), -1)
         XCTAssertTrue(thrownError { try inv.setReturnValue(DynamicValue.int64(1)) }?.isSignatureMismatch ?? false)
     }
+
+    func testCodeWrittenOnceOverMessageFrameReadsHooksAndInvocationsAlike() throws {
+        let cls = try makeClass("FrameGeneric")
+        try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }
+        let o = try cls.createInstance()
+
+        let fromHook = Locked<[String]>([])
+        let token = try cls.hook("add:to:", .after) { ctx in
+            let s = try summary(ctx)
+            let operation = thrownError { try setFirst(ctx, to: 1.5) }?.context.operation
+            fromHook.withLock { $0 = [s, operation ?? "no error"] }
+        }
+        let r: Int = try o.send("add:to:", 2, 3)
+        token.remove()
+        XCTAssertEqual(r, 5)
+
+        let inv = Invocation(signature: try Signature("q@:qq"), target: o, selector: "add:to:")
+        try setFirst(inv, to: 2)
+        try inv.setArgument(3, at: 1)
+        try inv.invoke()
+        XCTAssertEqual(fromHook.current, ["add:to: 2 [2, 3] -> 5", "the hook"])
+        XCTAssertEqual(try summary(inv), fromHook.current[0])
+        XCTAssertEqual(thrownError { try setFirst(inv, to: 1.5) }?.context.operation, "the invocation")
+    }
+}
+
+/// A call's summary, written once for both kinds of frame.
+private func summary(_ frame: some MessageFrame) throws -> String {
+    "\(frame.selector.name) \(try frame.argument(at: 0, as: Int.self)) [\(frame.argumentValues.map(\.description).joined(separator: ", "))] -> \(frame.returnValue)"
+}
+
+private func setFirst<T: MessageArgument>(_ frame: some MessageFrame, to value: T) throws {
+    try frame.setArgument(value, at: 0)
 }

@@ -91,12 +91,11 @@ import CShims
         return
     }
     sf_clear_last_error()
-    guard let table = ObjectSideTable.of(obj, create: value != nil) else { return }
     if let value {
         sf_retain_inline(value)
-        table.set(.object(value), for: key)
+        ObjectSideTable.store(.object(value), for: key, of: obj)
     } else {
-        table.set(nil, for: key)
+        ObjectSideTable.removeValue(for: key, of: obj)
     }
 }
 

@@ -12,9 +12,20 @@ public protocol MessageReceiver {
     var isSuperSend: Bool { get }
 }
 
-extension ObjectRef: MessageReceiver { public var receiver: ObjectRef { self } }
-extension Object: MessageReceiver { public var receiver: ObjectRef { ObjectRef(raw) } }
-extension RuntimeClass: MessageReceiver { public var receiver: ObjectRef { ObjectRef(sf_class_as_object(raw)) } }
+extension ObjectRef: MessageReceiver {
+    /// The reference itself.
+    public var receiver: ObjectRef { self }
+}
+
+extension Object: MessageReceiver {
+    /// The object, unretained.
+    public var receiver: ObjectRef { ObjectRef(raw) }
+}
+
+extension RuntimeClass: MessageReceiver {
+    /// The class object, which receives class methods.
+    public var receiver: ObjectRef { ObjectRef(sf_class_as_object(raw)) }
+}
 
 extension MessageReceiver {
     /// The object's class (for a class object: its metaclass), hiding hook subclasses.

@@ -29,7 +29,7 @@ extension RuntimeClass {
 /// the signature, libffi closure) per signature it has forwarded (immortal, like signatures),
 /// whose body runs the forwarding stages.
 enum ForwardingIMP {
-    nonisolated(unsafe) private static let closures = Locked<[UnsafeRawPointer: sf_imp]>([:])
+    nonisolated(unsafe) static let closures = Locked<[UnsafeRawPointer: sf_imp]>([:])
     /// The slots' contexts, kept reachable (the slots' words live in pages leak checkers skip).
     nonisolated(unsafe) private static var contexts: [UnsafeMutablePointer<sf_tramp_context>] = []
 

@@ -60,44 +60,6 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
         return Forwarding.visibleName(c)
     }
 
-    private var access: CallFrameAccess<Invocation> { CallFrameAccess(frame: self) }
-
-    /// Argument `index` (0 is the first after the selector), checked against the signature.
-    public func argument<T: MessageArgument>(at index: Int, as _: T.Type = T.self) throws(RuntimeError) -> T {
-        try access.argument(at: index)
-    }
-
-    /// Sets argument `index`; retains objects and copies C strings if arguments are retained.
-    public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
-        try access.setArgument(value, at: index)
-    }
-
-    /// Argument `index` as a dynamic value.
-    public func argumentValue(at index: Int) throws(RuntimeError) -> DynamicValue {
-        try access.argumentValue(at: index)
-    }
-
-    /// All arguments after the selector, as dynamic values.
-    public var argumentValues: [DynamicValue] { access.argumentValues }
-
-    /// The return value (objects come back retained for the caller).
-    public func returnValue<T: MessageReturn>(as _: T.Type = T.self) throws(RuntimeError) -> T {
-        try access.returnValue()
-    }
-
-    /// The return value as a dynamic value.
-    public var returnValue: DynamicValue { access.returnDynamicValue }
-
-    /// Sets the return value the caller will receive.
-    public func setReturnValue<T: MessageReturn>(_ value: T) throws(RuntimeError) {
-        try access.setReturnValue(value)
-    }
-
-    /// Sets the return value from a dynamic value of the right type.
-    public func setReturnValue(_ value: DynamicValue) throws(RuntimeError) {
-        try access.setReturnValue(value)
-    }
-
     /// Retains the target and object arguments and copies C strings, so the record can outlive
     /// the call and be replayed later, on any thread. Idempotent.
     public func retainArguments() { storage.retainArguments() }
@@ -161,17 +123,21 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     }
 }
 
-extension Invocation: CallFrame {
-    var frameSignature: Signature { signature }
-    func argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { storage.argumentPointer(position) }
-    var returnSlot: UnsafeMutableRawPointer { storage.returnPointer }
-    var errorContext: (className: String, selector: String) { (className, selector.name) }
+extension Invocation: MessageFrame {
+    /// The argument's place in the record.
+    public func _argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { storage.argumentPointer(position) }
+    /// The record's return storage.
+    public var _returnSlot: UnsafeMutableRawPointer { storage.returnPointer }
+    /// The target's class and the selector.
+    public var _errorContext: (className: String, selector: String) { (className, selector.name) }
 
-    func writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
+    /// Writes through the record, which retains the value when its arguments are retained.
+    public func _writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
         storage.setArgument(position, type: type, write)
     }
 
-    func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
+    /// Releases an object the record owns, then writes.
+    public func _replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
         storage.clearReturn()
         let lent = sf_lent_mark()
         write(storage.returnPointer)

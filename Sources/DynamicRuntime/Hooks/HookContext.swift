@@ -45,47 +45,9 @@ public struct HookContext {
     /// Whether the original (or the next instead-hook) has run for this call.
     public var didProceed: Bool { state.pointee.proceeded }
 
-    private var access: CallFrameAccess<HookContext> { CallFrameAccess(frame: self) }
-
-    /// Argument `index` (0 is the first after the selector), checked against the signature.
-    public func argument<T: MessageArgument>(at index: Int, as _: T.Type = T.self) throws(RuntimeError) -> T {
-        try access.argument(at: index)
-    }
-
-    /// Replaces argument `index` for the rest of this call (borrowed: keep objects alive).
-    public func setArgument<T: MessageArgument>(_ value: T, at index: Int) throws(RuntimeError) {
-        try access.setArgument(value, at: index)
-    }
-
-    /// Argument `index` as a dynamic value.
-    public func argumentValue(at index: Int) throws(RuntimeError) -> DynamicValue {
-        try access.argumentValue(at: index)
-    }
-
-    /// All arguments after the selector, as dynamic values.
-    public var argumentValues: [DynamicValue] { access.argumentValues }
-
-    /// The return value so far (zero until the original runs or a hook sets it).
-    public func returnValue<T: MessageReturn>(as _: T.Type = T.self) throws(RuntimeError) -> T {
-        try access.returnValue()
-    }
-
-    /// The return value so far, as a dynamic value.
-    public var returnValue: DynamicValue { access.returnDynamicValue }
-
     /// The return value so far, as a dynamic value.
     @available(*, deprecated, renamed: "returnValue")
-    public var returnValueDescription: DynamicValue { access.returnDynamicValue }
-
-    /// Sets the value the caller receives.
-    public func setReturnValue<T: MessageReturn>(_ value: T) throws(RuntimeError) {
-        try access.setReturnValue(value)
-    }
-
-    /// Sets the return value from a dynamic value of the right type.
-    public func setReturnValue(_ value: DynamicValue) throws(RuntimeError) {
-        try access.setReturnValue(value)
-    }
+    public var returnValueDescription: DynamicValue { returnValue }
 
     func releaseReturnObject() {
         if hookRef._withUnsafeGuaranteedRef({ $0.returnsObject }), let o = returnStorage.load(as: sf_id?.self) {
@@ -146,17 +108,21 @@ public struct HookContext {
 
 }
 
-extension HookContext: CallFrame {
-    var frameSignature: Signature { hook.signature }
-    func argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { arguments[position]! }
-    var returnSlot: UnsafeMutableRawPointer { returnStorage }
-    var errorContext: (className: String, selector: String) { (hook.cls.visibleName, selector.name) }
+extension HookContext: MessageFrame {
+    /// The argument's place in the live call's frame.
+    public func _argumentSlot(_ position: Int) -> UnsafeMutableRawPointer { arguments[position]! }
+    /// The live call's return storage.
+    public var _returnSlot: UnsafeMutableRawPointer { returnStorage }
+    /// The hooked class and the selector.
+    public var _errorContext: (className: String, selector: String) { (hook.cls.visibleName, selector.name) }
 
-    func writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
+    /// Writes into the frame; the value is borrowed for the rest of the call.
+    public func _writeArgument(_ position: Int, type: TypeEncoding, _ write: (UnsafeMutableRawPointer) -> Void) {
         write(arguments[position]!)
     }
 
-    func replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
+    /// Releases an object the original returned, then writes.
+    public func _replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
         releaseReturnObject()
         write(returnStorage)
     }

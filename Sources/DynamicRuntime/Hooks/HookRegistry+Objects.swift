@@ -18,7 +18,6 @@ extension HookRegistry {
         try visible.checkReserved(selector)
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         let hidden = try objectHookClass(of: visible)
-        guard let side = ObjectSideTable.of(obj, create: true) else { preconditionFailure("side tables are created on demand") }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
             guard sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) == 0 else {
                 throw .hookFailed(.init(className: visible.name, selector: selector.name, expected: "a live object", actual: "an object being deallocated"))
@@ -29,6 +28,8 @@ extension HookRegistry {
             }
             let method = try hookedMethod(hidden, selector, visibleName: visible.name, expecting: expected)
             let hook = try installedHook(hidden, method)
+            // Under the runtime lock: never a table being dropped (dropping takes this lock).
+            let side = ObjectSideTable.of(obj, create: true)!
             let id = nextID
             nextID += 1
             let entry = HookChain.Entry(id: id, body: body, once: once ? OnceClaim() : nil)
@@ -78,6 +79,10 @@ extension HookRegistry {
             if rest.isEmpty { release(RuntimeClass.from(sf_object_isa(obj)), Selector(raw: chain.selector!)) }
             if newHead == nil {
                 side.hookedObject = nil
+                // The table goes with the last hook unless something else needs it; before the
+                // isa, the last access to the object: a dealloc that saw the hidden class waits
+                // for this lock, one that sees the visible class may free the object.
+                ObjectSideTable.dropIfUnused(obj)
                 sf_object_set_isa(obj, sf_object_getClass(obj))
             }
             return (true, oneShot)

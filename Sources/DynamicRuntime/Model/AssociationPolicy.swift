@@ -47,6 +47,7 @@ extension MessageReceiver {
     public func removeAssociatedValues() {
         guard let raw = receiver.raw, let table = ObjectSideTable.of(raw, create: false) else { return }
         table.releaseAssociations()
+        ObjectSideTable.dropIfUnused(raw, table)
     }
 }
 
@@ -59,7 +60,7 @@ enum Associations {
             throw .invalidArgument(.init(className: CAPIValues.className(of: owner), operation: "associate an object", expected: "a live object", actual: "an object that is deallocating"))
         }
         guard let value else {
-            ObjectSideTable.of(owner, create: false)?.set(nil, for: key)
+            ObjectSideTable.removeValue(for: key, of: owner)
             return
         }
         let stored: ObjectSideTable.Value
@@ -74,7 +75,7 @@ enum Associations {
         } else {
             stored = .unretained(value)
         }
-        ObjectSideTable.of(owner, create: true)!.set(stored, for: key)
+        ObjectSideTable.store(stored, for: key, of: owner)
     }
 
     static let copySelector = Selector("copy")

@@ -11,15 +11,14 @@ extension MessageReceiver {
     public func setAssociatedValue(_ value: Any?, for key: AssociationKey) -> Bool {
         guard let raw = receiver.raw else { return false }
         if value != nil, ObjectLifecycle.isDeallocating(raw) { return false }
-        guard let table = ObjectSideTable.of(raw, create: value != nil) else { return true }
         switch value {
         case nil:
-            table.set(nil, for: key.rawKey)
+            ObjectSideTable.removeValue(for: key.rawKey, of: raw)
         case let object as Object:
             sf_retain_inline(object.raw)
-            table.set(.object(object.raw), for: key.rawKey)
+            ObjectSideTable.store(.object(object.raw), for: key.rawKey, of: raw)
         case let some?:
-            table.set(.swift(some), for: key.rawKey)
+            ObjectSideTable.store(.swift(some), for: key.rawKey, of: raw)
         }
         return true
     }
@@ -43,13 +42,15 @@ extension MessageReceiver {
     public func onDeallocate(_ body: @escaping @Sendable (ObjectRef) -> Void) -> DeallocObserverToken? {
         guard let raw = receiver.raw else { return nil }
         if sf_object_flags(raw) & UInt32(SF_OBJ_IMMORTAL | SF_OBJ_DEALLOCATING) != 0 { return nil }
-        return ObjectSideTable.of(raw, create: true)!.addObserver(body)
+        return ObjectSideTable.add(to: raw) { $0.addObserver(body) }
     }
 
     /// Removes a dealloc observer; false if it already ran or was removed.
     @discardableResult
     public func removeDeallocObserver(_ token: DeallocObserverToken) -> Bool {
         guard let raw = receiver.raw, let table = ObjectSideTable.of(raw, create: false) else { return false }
-        return table.removeObserver(token)
+        guard table.removeObserver(token) else { return false }
+        ObjectSideTable.dropIfUnused(raw, table)
+        return true
     }
 }

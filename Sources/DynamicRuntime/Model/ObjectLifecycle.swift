@@ -37,8 +37,9 @@ enum ObjectLifecycle {
             WeakTable.shared.clear(obj)
         }
         // Held to the end, not just through the observers: code that runs below (an ivar's
-        // dealloc observer) may still look the table up through the object.
-        let table = sf_object_side(obj).map { Unmanaged<ObjectSideTable>.fromOpaque($0).takeRetainedValue() }
+        // dealloc observer) may still look the table up through the object. A reference of our
+        // own: a hook removed meanwhile may drop the object's.
+        let table = ObjectSideTable.of(obj, create: false)
         defer { withExtendedLifetime(table) {} }
         if let table {
             table.runDeallocObservers(ObjectRef(obj))
@@ -59,9 +60,11 @@ enum ObjectLifecycle {
                 sf_release_inline(value)
             }
         }
-        // A table first made during deallocation (only lookups and removals get that far).
-        if table == nil, let late = sf_object_side(obj) {
-            Unmanaged<ObjectSideTable>.fromOpaque(late).takeRetainedValue().releaseAssociations()
+        // The object's reference to its table goes last; a table first made during deallocation
+        // (only lookups and removals get that far) takes its associations with it.
+        if let left = sf_object_take_side(obj) {
+            let last = Unmanaged<ObjectSideTable>.fromOpaque(left).takeRetainedValue()
+            if last !== table { last.releaseAssociations() }
         }
         sf_class_adjust_live_instances(cls.raw, -1)
         sf_counter_objects_add(-1)

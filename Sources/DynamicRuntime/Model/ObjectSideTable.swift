@@ -2,7 +2,9 @@ import CShims
 import Glibc
 import Synchronization
 
-/// Per-object data that most objects never need: created on first use, freed at dealloc.
+/// Per-object data that most objects never need: created on first use, and dropped again when
+/// nothing needs it any more (the last hook, association or dealloc observer goes) or at
+/// dealloc. See `ObjectSideTable+Lifetime.swift` for how readers survive the drop.
 final class ObjectSideTable: @unchecked Sendable {
     enum Value {
         case swift(Any)
@@ -20,11 +22,11 @@ final class ObjectSideTable: @unchecked Sendable {
         }
     }
 
-    /// One word, not a `RuntimeLock` (a heap object and a heap pthread mutex): every object
-    /// with a hook of its own has a side table, so its size counts. Held only for a few
-    /// dictionary or array operations, and rarely contended: a waiter yields.
-    private let lockWord = Atomic<UInt32>(0)
+    // Under the table's striped lock (`withLock`): every object with a hook of its own has a
+    // table, so a lock of its own would count.
     private var deallocating = false
+    /// Set when the table is dropped from its object: it stays empty, and additions go to a new one.
+    var detached = false
     private var associations: [UnsafeRawPointer: Value] = [:]
     private var observers: [(id: UInt64, run: (ObjectRef) -> Void)] = []
     /// Observer ids, shared by all tables (a word less per table).
@@ -48,6 +50,9 @@ final class ObjectSideTable: @unchecked Sendable {
         return bits == 0 ? nil : Unmanaged<HookChain>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
     }
 
+    /// Whether the object has hooks of its own in this table.
+    var hasHooks: Bool { hookBits.load(ordering: .acquiring) != 0 }
+
     /// Publishes a new list; the old one is freed after a grace period (runtime lock held).
     func publishHooks(_ head: HookChain?) {
         let bits = head.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
@@ -61,31 +66,28 @@ final class ObjectSideTable: @unchecked Sendable {
         }
     }
 
-    private func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        while !lockWord.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { sched_yield() }
-        defer { lockWord.store(0, ordering: .releasing) }
+    func withLock<R>(_ body: () throws -> R) rethrows -> R {
+        let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        sf_side_lock(me)
+        defer { sf_side_unlock(me) }
         return try body()
     }
 
-    static func of(_ obj: sf_id, create: Bool) -> ObjectSideTable? {
-        if let side = sf_object_side(obj) {
-            return Unmanaged<ObjectSideTable>.fromOpaque(side).takeUnretainedValue()
-        }
-        guard create else { return nil }
-        let fresh = ObjectSideTable()
-        let candidate = Unmanaged.passRetained(fresh).toOpaque()
-        let installed = sf_object_install_side(obj, candidate)!
-        if installed != candidate { Unmanaged<ObjectSideTable>.fromOpaque(candidate).release() }
-        return Unmanaged<ObjectSideTable>.fromOpaque(installed).takeUnretainedValue()
-    }
+    /// Whether nothing but hooks could need the table: no association, no observer, and not
+    /// deallocating (under the lock).
+    var holdsNothing: Bool { !deallocating && associations.isEmpty && observers.isEmpty }
 
-    func set(_ value: Value?, for key: UnsafeRawPointer) {
-        let old: Value? = withLock {
-            if let value { return associations.updateValue(value, forKey: key) }
-            return associations.removeValue(forKey: key)
+    /// Stores (or, for nil, removes) the value under `key`; `.detached`, storing nothing, if
+    /// the table was dropped meanwhile.
+    func set(_ value: Value?, for key: UnsafeRawPointer) -> Added<Void> {
+        let (added, old): (Added<Void>, Value?) = withLock {
+            guard let value else { return (.done(()), associations.removeValue(forKey: key)) }
+            if detached { return (.detached, nil) }
+            return (.done(()), associations.updateValue(value, forKey: key))
         }
         // Released outside the lock: a release may deallocate and re-enter.
         if case let .object(o)? = old { sf_release_inline(o) }
+        return added
     }
 
     func get(_ key: UnsafeRawPointer) -> Value? {
@@ -100,21 +102,31 @@ final class ObjectSideTable: @unchecked Sendable {
         }
     }
 
-    func addObserver(_ run: @escaping (ObjectRef) -> Void) -> DeallocObserverToken? {
+    /// What adding to a table did.
+    enum Added<T> {
+        case done(T)
+        /// The table was dropped meanwhile: retry on the object's current table.
+        case detached
+    }
+
+    /// Adds a dealloc observer; `.done(nil)` if the object is deallocating.
+    func addObserver(_ run: @escaping (ObjectRef) -> Void) -> Added<DeallocObserverToken?> {
         withLock {
-            guard !deallocating else { return nil }
+            if detached { return .detached }
+            guard !deallocating else { return .done(nil) }
             let id = Self.nextToken.add(1, ordering: .relaxed).oldValue
             observers.append((id, run))
-            return DeallocObserverToken(id: id)
+            return .done(DeallocObserverToken(id: id))
         }
     }
 
     func removeObserver(_ token: DeallocObserverToken) -> Bool {
-        withLock {
-            guard let i = observers.firstIndex(where: { $0.id == token.id }) else { return false }
-            observers.remove(at: i)
-            return true
+        let removed = withLock { () -> ((ObjectRef) -> Void)? in
+            guard let i = observers.firstIndex(where: { $0.id == token.id }) else { return nil }
+            return observers.remove(at: i).run
         }
+        // Dropped outside the lock: the closure's captures may run arbitrary deinit code.
+        return removed != nil
     }
 
     func runDeallocObservers(_ obj: ObjectRef) {

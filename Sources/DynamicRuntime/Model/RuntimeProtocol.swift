@@ -156,8 +156,11 @@ public final class RuntimeProtocol: Hashable, @unchecked Sendable, CustomStringC
         }
     }
 
+    /// Whether both are the same protocol (protocols are unique by name).
     public static func == (a: RuntimeProtocol, b: RuntimeProtocol) -> Bool { a === b }
+    /// Hashes the protocol's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    /// `<protocol Name>`, for logs.
     public var description: String { "<protocol \(name)>" }
 }
 

@@ -8,9 +8,9 @@ final class AppliedRule: @unchecked Sendable {
     /// (rule.applied ↔ rule) is broken when the rule is discarded.
     let rule: Rule
     let engine: Engine
-    // Set once by `Engine.apply` before the hook can run; read by every message without the
-    // exclusivity check a class's `var` costs.
-    @exclusivity(unchecked) var limiter: Limiter<Invocation>!
+    /// A constant: a message borrows it instead of retaining it (the limiter is weakly
+    /// referenced by its timers, which makes its retains slow ones).
+    let limiter: Limiter<Invocation>
     var hook: HookToken?
     var deallocToken: DeallocObserverToken?
     /// Where a discard stands (KB-4: a sender may still be inside the hook, about to defer a
@@ -35,9 +35,34 @@ final class AppliedRule: @unchecked Sendable {
 
     private let shared = Locked(Shared())
 
-    init(rule: Rule, engine: Engine) {
+    /// A timer or a sender may still be running when the rule is discarded on another thread:
+    /// the limiter's callbacks hold the state weakly (a discarded rule performs nothing more),
+    /// and the hook body holds it strongly for as long as a sender can still reach the hook
+    /// (the chain is freed after a grace period).
+    init(rule: Rule, engine: Engine, executor: any ThrottleExecutor) {
         self.rule = rule
         self.engine = engine
+        let me = WeakBox<AppliedRule>()
+        limiter = Limiter<Invocation>(
+            mode: rule.mode, duration: rule.duration, executor: executor,
+            perform: { inv in me.value?.performDelayed(inv) },
+            reject: { [weak rule] inv in rule?.onReject?(inv) })
+        me.value = self
+    }
+
+    /// What the hook's closure captures: the state, strongly, behind an object nothing refers
+    /// to weakly. The hook retains its closure's context on every call, and the state itself
+    /// has a side table (the limiter's callbacks hold it weakly), which makes each of its
+    /// retains and releases a slow one.
+    final class Hooked: Sendable {
+        let state: AppliedRule
+        init(_ state: AppliedRule) { self.state = state }
+    }
+
+    /// The state, weakly, for the limiter's callbacks, which are made before the state is.
+    private final class WeakBox<Value: AnyObject>: @unchecked Sendable {
+        /// Set once, before the limiter can call back.
+        weak var value: Value?
     }
 
     deinit {

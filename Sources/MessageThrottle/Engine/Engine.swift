@@ -118,16 +118,9 @@ public final class Engine: @unchecked Sendable {
                 throw .conflictingRule(selector: rule.selector.name, target: rule.target.description,
                                        existingOn: conflict.target.description)
             }
-            let state = AppliedRule(rule: rule, engine: self)
-            // A timer or a sender may still be running when the rule is discarded on another
-            // thread: the limiter's callbacks hold the state weakly (a discarded rule performs
-            // nothing more), and the hook body holds it strongly for as long as a sender can
-            // still reach the hook (the chain is freed after a grace period).
-            state.limiter = Limiter<Invocation>(
-                mode: rule.mode, duration: rule.duration, executor: rule.executor ?? defaultExecutor,
-                perform: { [weak state] inv in state?.performDelayed(inv) },
-                reject: { [weak rule] inv in rule?.onReject?(inv) })
-            let body: @Sendable (HookContext) throws -> Void = { ctx in try state.handle(ctx) }
+            let state = AppliedRule(rule: rule, engine: self, executor: rule.executor ?? defaultExecutor)
+            let hookState = AppliedRule.Hooked(state)
+            let body: @Sendable (HookContext) throws -> Void = { ctx in try hookState.state.handle(ctx) }
             if case let .instance(weak, _, _) = rule.target {
                 object = weak.object
                 if object == nil { throw .targetDeallocated(selector: rule.selector.name) }

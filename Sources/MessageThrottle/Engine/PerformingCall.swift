@@ -1,17 +1,14 @@
+import CShims
 import DynamicRuntime
-import Glibc
 
 /// The (object, selector) a rule is performing on this thread, and which rule. Another rule's
 /// hook that meets such a call lets it through when the performing rule decided for it: an
 /// instance rule takes precedence over a class rule, and with rules on every level a replay
 /// re-sent from the top passes the levels nearer the receiver, which it passed already.
+///
+/// The markers live on the performing thread's stack, linked from a C thread-local (one load on
+/// every throttled call; a pthread key cost a library call per read and write).
 enum PerformingCall {
-    private static let key: pthread_key_t = {
-        var k = pthread_key_t()
-        pthread_key_create(&k, nil)
-        return k
-    }()
-
     struct Marker {
         let object: UnsafeMutableRawPointer?
         let selector: Selector
@@ -22,7 +19,7 @@ enum PerformingCall {
 
     /// Whether a rule performing `object`'s `selector` on this thread decided for `rule`.
     static func isActive(_ object: ObjectRef, _ selector: Selector, decidedFor rule: AppliedRule) -> Bool {
-        guard let top = pthread_getspecific(key) else { return false }
+        guard let top = sf_throttle_performing_top() else { return false }
         var m: UnsafeMutableRawPointer? = top
         while let p = m {
             let marker = p.assumingMemoryBound(to: Marker.self).pointee
@@ -39,10 +36,10 @@ enum PerformingCall {
     static func with<T>(_ object: ObjectRef, _ selector: Selector, by performer: AppliedRule,
                         _ body: () throws -> T) rethrows -> T {
         var marker = Marker(object: object.raw.map(UnsafeMutableRawPointer.init), selector: selector,
-                            performer: Unmanaged.passUnretained(performer), previous: pthread_getspecific(key))
+                            performer: Unmanaged.passUnretained(performer), previous: sf_throttle_performing_top())
         return try withUnsafeMutablePointer(to: &marker) { p in
-            pthread_setspecific(key, p)
-            defer { pthread_setspecific(key, p.pointee.previous) }
+            sf_throttle_set_performing_top(p)
+            defer { sf_throttle_set_performing_top(p.pointee.previous) }
             return try body()
         }
     }

@@ -66,24 +66,31 @@ public final class Limiter<Payload>: @unchecked Sendable {
         case deferred
     }
 
-    private typealias Machine = LimiterStateMachine<Payload>
+    typealias Machine = LimiterStateMachine<Payload>
 
     /// The machine and the token of the one timer it keeps armed.
-    private struct Storage {
+    struct Storage {
         var machine: Machine
         var timer: (any ThrottleCancellable)?
         /// The latest instant a message was judged at: the clock is read before the lock, so a
         /// thread that read it earlier may arrive later; it is judged at this instant instead.
         var latest = ThrottleInstant(nanoseconds: .min)
+        /// What `passedAt` held when it was last published (`Int64.min`: not published).
+        var passPublished = Int64.min
     }
 
-    private let storage: Locked<Storage>
+    let storage: Locked<Storage>
     /// Nanoseconds before which a message is dropped with nothing to record (firstly, cooling,
     /// nothing held or armed, no edit waiting); `Int64.min` when no message may skip the lock.
     /// Written under the lock after every event, read by `receive` without it.
-    private let quietUntil = Atomic<Int64>(.min)
+    let quietUntil = Atomic<Int64>(.min)
+    /// While the machine performs every message at once (no limiting, nothing held, no timer,
+    /// no edit waiting, its history at the latest instant): that instant, in nanoseconds, moved
+    /// on by the messages that pass without the lock; `Int64.min` when messages take the lock.
+    /// Every event under the lock takes it back first and folds it into the machine.
+    let passedAt = Atomic<Int64>(.min)
     private let executor: any ThrottleExecutor
-    private let clock: any ThrottleClock
+    let clock: any ThrottleClock
     private let performAction: @Sendable (Payload) -> Void
     private let rejectAction: (@Sendable (Payload) -> Void)?
 
@@ -144,7 +151,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// measured from the last performance) the limiter is cooling.
     public var isPending: Bool {
         let now = clock.now
-        return storage.withLock { $0.machine.isPending(at: max(now, $0.latest)) }
+        return locked { $0.machine.isPending(at: max(now, $0.latest)) }
     }
 
     /// Feeds one message to the limiter at the clock's current time.
@@ -172,6 +179,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
         // without taking it.
         let now = clock.now
         if now.nanoseconds < quietUntil.load(ordering: .acquiring) { return (.dropped, nil) }
+        if passes(at: now) { return (.performNow, nil) }
         var (verdict, action) = locked { s in
             if s.latest < now { s.latest = now }
             let result = s.machine.messageArrived(at: s.latest, making: make)
@@ -181,46 +189,6 @@ public final class Limiter<Payload>: @unchecked Sendable {
         let displaced = action.release.take()
         carryOut(&action)
         return (verdict, displaced)
-    }
-
-    /// Performs the held payload now, synchronously on the calling thread,
-    /// and closes the open window (as lodash's `flush`: the next message is
-    /// judged against this performance). Returns whether a payload was
-    /// performed.
-    @discardableResult
-    public func flush() -> Bool {
-        let now = clock.now
-        var action = locked { s in
-            if s.latest < now { s.latest = now }
-            let action = s.machine.flush(at: s.latest)
-            changeTimer(action.timer, &s)
-            return action
-        }
-        let performed = action.perform != nil
-        carryOut(&action)
-        return performed
-    }
-
-    /// Drops the held payload without performing it, cancels the timer and
-    /// resets the limiter to idle: the next message is treated as the first.
-    public func cancel() {
-        var action = locked { s in
-            let action = s.machine.cancel()
-            changeTimer(action.timer, &s)
-            return action
-        }
-        carryOut(&action)
-    }
-
-    /// Drops the held payload without performing it and cancels its timer, keeping everything
-    /// else (AXKit's cancel): a cooldown goes on, an open window stays open.
-    public func cancelPending() {
-        var action = locked { s in
-            let action = s.machine.cancelPending()
-            changeTimer(action.timer, &s)
-            return action
-        }
-        carryOut(&action)
     }
 
     private func timerFired(_ id: UInt64) {
@@ -234,19 +202,22 @@ public final class Limiter<Payload>: @unchecked Sendable {
         carryOut(&action)
     }
 
-    /// Runs an event on the machine under the lock, then publishes the quiet window it leaves.
+    /// Runs an event on the machine under the lock: first takes back what messages that passed
+    /// without it recorded, then publishes the shortcuts the machine leaves (quiet, passing).
     @inline(__always)
-    private func locked<R>(_ body: (inout Storage) -> R) -> R {
+    func locked<R>(_ body: (inout Storage) -> R) -> R {
         storage.withLock { s in
+            foldPassed(&s)
             let result = body(&s)
             quietUntil.store(s.machine.quietUntil?.nanoseconds ?? .min, ordering: .releasing)
+            publishPassing(&s)
             return result
         }
     }
 
     /// Under the lock, so that tokens follow the machine's decisions in order (an executor
     /// never runs work inside `schedule`).
-    private func changeTimer(_ change: Machine.TimerChange, _ s: inout Storage) {
+    func changeTimer(_ change: Machine.TimerChange, _ s: inout Storage) {
         switch change {
         case .keep:
             return
@@ -262,7 +233,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
     }
 
     /// Outside the lock: performs, rejects, then releases, emptying `action`.
-    private func carryOut(_ action: inout Machine.Action) {
+    func carryOut(_ action: inout Machine.Action) {
         storage.assertNotHeld("payloads are performed and released outside the lock")
         if let payload = action.perform.take() { performAction(payload) }
         if let payload = action.reject.take() { rejectAction?(payload) }

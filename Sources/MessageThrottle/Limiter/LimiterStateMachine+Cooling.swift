@@ -6,20 +6,17 @@ extension LimiterStateMachine {
     mutating func judgeCooling(
         _ make: () -> Payload, at now: ThrottleInstant, _ action: inout Action
     ) -> Limiter<Payload>.Verdict {
-        let d = active.duration
         history.lastCall = now
-        var delay = Duration.zero
-        var accepted = history.lastInvoke.map { now - $0 >= d } ?? true
-        if case .delayedCooldown(let wanted, let token) = active.mode {
-            delay = min(wanted, d)
-            if let token { accepted = token.begin(at: now, for: d) }
+        var accepted = history.lastInvoke.map { now.isAtLeast(active.span, after: $0) } ?? true
+        if active.delay != nil, case .delayedCooldown(_, let token?) = active.mode {
+            accepted = token.begin(at: now, for: active.duration)
         }
         guard accepted else {
-            if active.mode != .firstly { action.reject = make() }
+            if case .firstly = active.mode {} else { action.reject = make() }
             return .dropped
         }
         history.lastInvoke = now
-        guard delay > .zero else { return .performNow }
+        guard let delay = active.delay, delay.atLeast > 0 else { return .performNow }
         // Only a reset token lets a message in while an earlier one waits: perform that first.
         if held != nil { closeWindow(at: now, &action) }
         state = .open(start: now)
@@ -33,7 +30,7 @@ extension LimiterStateMachine {
         latest: Bool, _ make: () -> Payload, at now: ThrottleInstant, _ action: inout Action
     ) -> Limiter<Payload>.Verdict {
         history.lastCall = now
-        guard let last = history.lastInvoke, now - last < active.duration else {
+        guard let last = history.lastInvoke, !now.isAtLeast(active.span, after: last) else {
             history.lastInvoke = now
             return .performNow
         }

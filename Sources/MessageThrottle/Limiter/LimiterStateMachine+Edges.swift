@@ -2,37 +2,20 @@
 /// debounce, debounceMaxWait, throttle and leadingDebounce. Their windows are measured from the
 /// last message (and, with `maxWait`, from the last performance).
 extension LimiterStateMachine {
-    /// lodash debounce options for the modes with edges; nil for the other modes.
-    static func edgeRule(_ config: Config) -> (leading: Bool, trailing: Bool, maxWait: Duration?)? {
-        switch config.mode {
-        case .debounce:
-            (leading: false, trailing: true, maxWait: nil)
-        case .debounceMaxWait(let maxWait):
-            (leading: false, trailing: true, maxWait: max(maxWait, config.duration))
-        case .throttle(let leading, let trailing):
-            (leading: leading, trailing: trailing, maxWait: config.duration)
-        case .leadingDebounce(let trailing, let maxWait):
-            (leading: true, trailing: trailing, maxWait: maxWait.map { max($0, config.duration) })
-        case .firstly, .last, .cooldown, .throttleSincePerformed, .delayedCooldown:
-            nil
-        }
-    }
-
     /// When the open window closes under the active rules; nil when Idle.
+    @inline(__always)
     func windowEdge() -> ThrottleInstant? {
         guard let start = windowStart else { return nil }
-        let d = active.duration
-        if case .delayedCooldown(let delay, _) = active.mode {
-            return start + min(max(delay, .zero), d)
-        }
-        guard let rule = Self.edgeRule(active) else { return start + d }
+        let d = active.span.whole
+        if let delay = active.delay { return start.adding(delay.whole) }
+        guard let rule = active.edges else { return start.adding(d) }
         // lodash: no earlier than the first timer check, then when quiet for `wait` or
         // `maxWait` after the last invoke, whichever comes first.
-        var due = (history.lastCall ?? start) + d
+        var due = (history.lastCall ?? start).adding(d)
         if let maxWait = rule.maxWait, let invoked = history.lastInvoke {
-            due = min(due, invoked + maxWait)
+            due = min(due, invoked.adding(maxWait.whole))
         }
-        return max(start + d, due)
+        return max(start.adding(d), due)
     }
 
     /// lodash `debounced(…)`: `shouldInvoke`, then the leading edge, the "tight loop" branch
@@ -40,12 +23,12 @@ extension LimiterStateMachine {
     mutating func judgeEdges(
         _ make: () -> Payload, at now: ThrottleInstant, _ action: inout Action
     ) -> Limiter<Payload>.Verdict {
-        let d = active.duration
-        let rule = Self.edgeRule(active)!
+        let d = active.span
+        let rule = active.edges!
         // lodash shouldInvoke: first call, quiet for `wait`, or `maxWait` since the last invoke.
-        var isInvoking = history.lastCall.map { now - $0 >= d } ?? true
+        var isInvoking = history.lastCall.map { now.isAtLeast(d, after: $0) } ?? true
         if !isInvoking, let maxWait = rule.maxWait {
-            isInvoking = history.lastInvoke.map { now - $0 >= maxWait } ?? true
+            isInvoking = history.lastInvoke.map { now.isAtLeast(maxWait, after: $0) } ?? true
         }
         history.lastCall = now
         switch state {

@@ -9,12 +9,6 @@
 /// cooldown's `lastPerformed`) read the ``History``, which survives from window to window
 /// until ``cancel()`` or a mode change resets it.
 struct LimiterStateMachine<Payload> {
-    /// A mode and a duration: what the setters write and what the machine runs.
-    struct Config: Equatable {
-        var mode: ThrottleMode
-        var duration: Duration
-    }
-
     /// The window, when one is open.
     enum State {
         /// No window is open and nothing is held. (For firstly and cooldown, Ready and Cooling
@@ -65,6 +59,9 @@ struct LimiterStateMachine<Payload> {
     private(set) var requested: Config
     /// What the rules run.
     private(set) var active: Config
+    /// Whether a setter wrote since the last adoption (so a message compares the configs, with
+    /// their modes' payloads, only then).
+    private(set) var edited = false
     var state: State = .idle
     /// The payload waiting for the open window's edge; nil whenever the state is Idle. Beside
     /// the state rather than in its case: replacing it is then a move (`take()`), where an
@@ -83,12 +80,16 @@ struct LimiterStateMachine<Payload> {
     // MARK: - Queries
 
     /// When the open window began; nil when Idle.
+    // The queries are inlined: called out of line, the machine (a few hundred bytes) is copied
+    // for each call.
+    @inline(__always)
     var windowStart: ThrottleInstant? {
         if case .open(let start) = state { return start }
         return nil
     }
 
     /// When the held payload is due under the rules in force, if one is held.
+    @inline(__always)
     var pendingDeadline: ThrottleInstant? {
         guard held != nil else { return nil }
         return windowEdge()
@@ -99,9 +100,8 @@ struct LimiterStateMachine<Payload> {
     /// from the last performance (firstly, cooldown, throttleSincePerformed), while cooling.
     func isPending(at now: ThrottleInstant) -> Bool {
         if held != nil { return true }
-        let d = active.duration
-        guard d > .zero else { return false }
-        let cooling = history.lastInvoke.map { now - $0 < d } ?? false
+        guard active.limits else { return false }
+        let cooling = history.lastInvoke.map { !now.isAtLeast(active.span, after: $0) } ?? false
         switch active.mode {
         case .firstly, .cooldown, .throttleSincePerformed:
             return cooling
@@ -115,10 +115,16 @@ struct LimiterStateMachine<Payload> {
     // MARK: - Events
 
     /// A setter wrote a new mode; the next message adopts it.
-    mutating func setMode(_ mode: ThrottleMode) { requested.mode = mode }
+    mutating func setMode(_ mode: ThrottleMode) {
+        requested.mode = mode
+        edited = true
+    }
 
     /// A setter wrote a new duration; the next message adopts it.
-    mutating func setDuration(_ duration: Duration) { requested.duration = duration }
+    mutating func setDuration(_ duration: Duration) {
+        requested.duration = duration
+        edited = true
+    }
 
     /// A message arrives at `now`: settle the edge that was due, adopt the setters' values,
     /// then judge it. `make` is called only when the payload is kept (held, or rejected).
@@ -127,7 +133,10 @@ struct LimiterStateMachine<Payload> {
     ) -> (verdict: Limiter<Payload>.Verdict, action: Action) {
         var action = Action()
         settle(at: now, &action)
-        if requested != active { adopt(at: now, &action) }
+        if edited {
+            edited = false
+            if requested != active { adopt(at: now, &action) }
+        }
         let verdict = judge(make, at: now, &action)
         action.timer = rearm()
         return (verdict, action)
@@ -190,7 +199,7 @@ struct LimiterStateMachine<Payload> {
         guard let payload = held.take() else { return }
         assert(action.perform == nil, "at most one payload is held")
         // A delayed cooldown cools from the message's arrival, not from its performance.
-        if case .delayedCooldown = active.mode {} else { history.lastInvoke = time }
+        if active.delay == nil { history.lastInvoke = time }
         action.perform = payload
     }
 
@@ -221,7 +230,7 @@ struct LimiterStateMachine<Payload> {
     private mutating func judge(
         _ make: () -> Payload, at now: ThrottleInstant, _ action: inout Action
     ) -> Limiter<Payload>.Verdict {
-        guard active.duration > .zero else {
+        guard active.limits else {
             // No limiting; settle() has already performed anything held.
             history.lastCall = now
             history.lastInvoke = now
