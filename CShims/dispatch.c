@@ -111,6 +111,7 @@ void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signa
     atomic_init(&m->imp, imp);
     m->sig = sig;
     m->owner = owner;
+    m->key = sig ? sig->key : 0;
 }
 
 sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp) {

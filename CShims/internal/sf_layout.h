@@ -66,6 +66,8 @@ struct sf_method {
     _Atomic sf_imp imp;
     const struct sf_signature *sig;
     void *owner;                    /* the Swift record that owns a closure IMP, if any */
+    uint64_t key;                   /* sig->key, here so that typed sends check it without
+                                     * reaching into the signature (immutable, like sig) */
 };
 
 /* ---- classes ---- */
@@ -180,6 +182,7 @@ static inline uint32_t sf_class_info(sf_class_t cls) { return cls->info; }
 static inline void sf_class_set_info(sf_class_t cls, uint32_t info) { cls->info = info; }
 static inline void sf_class_set_instance_size(sf_class_t cls, size_t size) { cls->instance_size = size; }
 static inline const struct sf_signature *sf_method_sig(sf_method_t m) { return m->sig; }
+static inline uint64_t sf_method_key(sf_method_t m) { return m->key; }
 static inline sf_sel sf_method_sel(sf_method_t m) { return m->sel; }
 static inline void *sf_method_owner(sf_method_t m) { return m->owner; }
 static inline void sf_method_set_owner(sf_method_t m, void *owner) { m->owner = owner; }

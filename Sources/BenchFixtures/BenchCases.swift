@@ -78,7 +78,7 @@ extension BenchCase {
         list.append(BenchCase(id: "3b", name: "typed send, closure IMP", target: 4, allocationTarget: 0) { f in
             typedSends(f.ref, f.closureAdd)
         })
-        list.append(BenchCase(id: "3c", name: "closure IMP called through a pointer") { f in
+        list.append(BenchCase(id: "3c", name: "closure IMP called through a pointer", allocationTarget: 0) { f in
             let imp = f.closureIMP, obj = f.ref.raw, sel = f.closureAdd.raw
             return { n in sfb_loop_direct(imp, obj, sel, n) }
         })
@@ -127,10 +127,12 @@ extension BenchCase {
 
         // The same hook and rule paths installed through the C API (4f, 4g, 5c): they should
         // cost what 4a and 5 cost.
-        list.append(BenchCase(id: "4f", name: "hook from C: instead-hook calling sf_call_proceed", slow: true) { f in
+        list.append(BenchCase(id: "4f", name: "hook from C: instead-hook calling sf_call_proceed", allocationTarget: 0,
+                              slow: true) { f in
             typedSends(f.hookedRef, f.cHookAdd)
         })
-        list.append(BenchCase(id: "4g", name: "hook from C, sent from a C loop (sf_msg_lookup + call)", slow: true) { f in
+        list.append(BenchCase(id: "4g", name: "hook from C, sent from a C loop (sf_msg_lookup + call)",
+                              allocationTarget: 0, slow: true) { f in
             let obj = f.hookedRef.raw, sel = f.cHookAdd.raw
             return { n in sfb_loop_lookup_call(obj, sel, n) }
         })

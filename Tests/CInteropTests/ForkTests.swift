@@ -67,6 +67,11 @@ final class ForkTests: XCTestCase {
                 _ = weak.object
             },
         ]
+        // Warm up: the Swift runtime's metadata caches have locks of their own, without fork
+        // handlers, taken when a type is first instantiated. A child forked while a worker
+        // instantiates one could hang on it, so every type the child needs is made before the
+        // workers start, and theirs before the first fork (docs/reliability.md, "fork").
+        XCTAssertEqual(Self.childBody(nil), 0, "the child's work, done once by the parent")
         for (w, work) in workers.enumerated() {
             group.enter()
             Thread {
@@ -79,8 +84,9 @@ final class ForkTests: XCTestCase {
                 group.leave()
             }.start()
         }
-        var results: [Int32] = []
         var seen = [Int](repeating: 0, count: 4)
+        for w in 0..<4 { while progress[w].load(ordering: .acquiring) < 3 { sched_yield() } }
+        var results: [Int32] = []
         for _ in 0..<20 {
             for w in 0..<4 {
                 while progress[w].load(ordering: .acquiring) <= seen[w] { sched_yield() }
@@ -106,8 +112,13 @@ final class ForkTests: XCTestCase {
 
     private func forkWhileHeld(_ what: String, hold: @escaping @Sendable () -> Void, release: @escaping @Sendable () -> Void,
                                child: @escaping () throws -> Bool) {
+        // The child's types are instantiated before the fork (see the busy test).
+        XCTAssertEqual(try child(), true, "the child's work, done once by the parent")
         let held = Atomic<Bool>(false)
         let preparing = Atomic<Bool>(false)
+        // The holder stays until the fork is over: a thread exiting meanwhile may hold locks of
+        // the Swift runtime's own.
+        let forked = DispatchSemaphore(value: 0)
         ForkSafety.willPrepareForTesting = { preparing.store(true, ordering: .releasing) }
         Self.childUse = child
         defer {
@@ -119,10 +130,12 @@ final class ForkTests: XCTestCase {
             held.store(true, ordering: .releasing)
             while !preparing.load(ordering: .acquiring) { sched_yield() }
             release()
+            forked.wait()
         }
         holder.start()
         while !held.load(ordering: .acquiring) { sched_yield() }
         XCTAssertEqual(fx_fork_and_run(Self.lockChild, nil, 60), 0, "the child of a fork while \(what) was held")
+        forked.signal()
     }
 
     func testThePrepareHandlerTakesEverySideTableLock() {
@@ -139,12 +152,14 @@ final class ForkTests: XCTestCase {
         let obj = try cls.createInstance()
         let key = AssociationKey("fork.side")
         obj.setAssociatedValue(1, for: key)
+        let mine = AssociationKey("fork.side.child")
         nonisolated(unsafe) let table = UnsafeRawPointer(sf_object_side(obj.raw)!)
         forkWhileHeld("a side-table lock", hold: { sf_side_lock(table) }, release: { sf_side_unlock(table) }) {
-            obj.setAssociatedValue(2, for: key)
-            return obj.associatedValue(for: key) as? Int == 2
+            // The same table, so the same lock: a key of the child's own, its pid as the value.
+            obj.setAssociatedValue(Int(getpid()), for: mine)
+            return obj.associatedValue(for: mine) as? Int == Int(getpid()) && obj.associatedValue(for: key) as? Int == 1
         }
-        XCTAssertEqual(obj.associatedValue(for: key) as? Int, 1, "the parent's value is its own")
+        XCTAssertEqual(obj.associatedValue(for: mine) as? Int, Int(getpid()), "the parent's value is its own")
     }
 
     func testTheTrampolineLockHeldAtForkIsFreeInTheChild() throws {

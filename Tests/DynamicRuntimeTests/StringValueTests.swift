@@ -149,6 +149,32 @@ final class StringValueTests: XCTestCase {
         XCTAssertEqual(sf_lent_mark(), before)
     }
 
+    func testAProxyStyleHandlerRelaysAStringReturnToSwiftAndCCallers() throws {
+        // forwardInvocation: invokes the record on another object: the record adopts the
+        // returned string, and copying it out to the caller lends a fresh copy.
+        let relay = try makeClass("StringsRelay")
+        let target = obj!
+        try relay.setMethodSignature { _, sel in sel == "echo:" ? try Signature("*@:*") : nil }
+        try relay.setForwardInvocation { inv in try inv.invoke(target: target) }
+        let r = try relay.createInstance()
+        let before = sf_lent_mark()
+        XCTAssertEqual(try r.send("echo:", "relayed ü") as String, "relayed ü!")
+        XCTAssertEqual(sf_lent_mark(), before)
+        let pool = sf_autoreleasePoolPush()
+        var out: UnsafePointer<CChar>? = nil
+        let status = "from C".withCString { arg -> sf_status in
+            var a: UnsafePointer<CChar>? = arg
+            return withUnsafeMutablePointer(to: &a) { p in
+                var args: [UnsafeMutableRawPointer?] = [UnsafeMutableRawPointer(p)]
+                return sf_msg_send(r.raw, sf_sel_registerName("echo:"), &out, &args)
+            }
+        }
+        XCTAssertEqual(status, SF_OK)
+        XCTAssertEqual(out.map { String(cString: $0) }, "from C!", "valid after the record died")
+        XCTAssertEqual(sf_autoreleasePoolPop(pool), SF_OK)
+        XCTAssertEqual(sf_lent_mark(), before)
+    }
+
     func testInvocationsOwnTheirStrings() throws {
         let before = sf_lent_mark()
         let inv = Invocation(signature: try Signature("*@:*"), target: obj, selector: "echo:")

@@ -19,12 +19,24 @@ final class TrampolineTests: XCTestCase {
         XCTAssertEqual(count, trampolineSignatures.count, "every listed signature is carried by a trampoline")
     }
 
-    func testLongDoubleKeepsTheLibffiClosureClassification() throws {
-        // The entries carry no x87 values: such signatures are classified as unsupported.
-        XCTAssertNotNil(try Signature("d@:d").storage.layout)
-        for types in ["D@:", "v@:D", "{X=Dq}@:"] {
-            guard let sig = try? Signature(types) else { continue }  // the parser may reject them first
-            XCTAssertNil(sig.storage.layout, types)
+    /// Exactly which signatures fall back to libffi's closure: of everything the parser accepts
+    /// (the scalar codes, pointers, structs of them), those with a long double by value — as an
+    /// argument, a return or a struct field. The entries carry no x87 values.
+    func testOnlyLongDoubleSignaturesKeepTheLibffiClosure() throws {
+        var codes: [Character] = []
+        for i in 0..<sf_type_code_count() { codes.append(Character(UnicodeScalar(UInt8(bitPattern: sf_type_code_character(i))))) }
+        XCTAssertTrue(codes.contains("D") && codes.contains("q") && codes.count >= 20, "the type-code table")
+        for code in codes where code != "v" {
+            let x87 = code == "D"
+            let c = code == "^" ? "^v" : String(code)
+            for types in ["\(c)@:\(c)", "v@:\(c)", "\(c)@:", "v@:qqqqqq\(c)", "{S=\(c)q}@:{S=\(c)q}",
+                          "v@:{S=q{T=\(c)}}", "{L=qqq\(c)}@:"] {
+                let sig = try Signature(types)
+                XCTAssertEqual(sig.storage.layout == nil, x87, "\(types): \(x87 ? "falls back" : "carried by the entries")")
+            }
+        }
+        for types in ["^D@:^D", "v@:^{S=Dq}"] {  // behind a pointer it is a pointer
+            XCTAssertNotNil(try Signature(types).storage.layout, types)
         }
     }
 

@@ -37,9 +37,9 @@ enum MessageSend {
         words: (UInt64, UInt64, UInt64, UInt64)?, count: Int, values: () -> [any MessageArgument],
         store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
-        let sigKey = sf_method_sig(method).pointee.key
+        let sigKey = sf_method_key(method)
         if sigKey == key, key != 0, let words, R.returnKind != .other {
-            if let bits = try closureWords(method, raw, selector.raw, words) { return R.fromRegister(bits) }
+            if let bits = try closureWords(method, raw, selector.raw, words, count: count) { return R.fromRegister(bits) }
             let r: R = callWords(sf_method_imp(method)!, raw, selector.raw, words, count: count)
             if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
             return r
@@ -53,7 +53,7 @@ enum MessageSend {
     /// where the caller is not specialized (the forwarding path).
     @inlinable @inline(__always)
     static func closureWords(_ method: sf_method_t, _ raw: sf_id, _ sel: sf_sel,
-                             _ w: (UInt64, UInt64, UInt64, UInt64)) throws(RuntimeError) -> UInt64? {
+                             _ w: (UInt64, UInt64, UInt64, UInt64), count: Int) throws(RuntimeError) -> UInt64? {
         guard let record = sf_method_owner(method) else { return nil }
         let bits = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.ownerWord }
         guard let owner = UnsafeRawPointer(bitPattern: bits) else { return nil }
@@ -63,7 +63,11 @@ enum MessageSend {
         let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in
             guard box.hasWordBody else { return nil }
             cls = ClosureIMP.receiverClass(o)
-            do { return try box.wordBody(o, s, w.0, w.1, w.2, w.3) } catch { failure = error; return 0 }
+            do {
+                // The keys matched, and an `Int` body's key is exactly its own: its arity is `count`.
+                if let direct = box.direct { return try ClosureIMP.callDirect(direct, arity: count, o, w) }
+                return try box.wordBody(o, s, w.0, w.1, w.2, w.3)
+            } catch { failure = error; return 0 }
         }
         if let failure { throw ClosureIMP.failure(failure, receiverClass: cls, s) }
         return r

@@ -42,7 +42,7 @@ private func callWordBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64,
         do {
             return try box.wordBody(a0, a1, a2, a3, a4, 0)
         } catch {
-            raiseFailure(error, cls, a1)
+            raiseWordFailure(error, cls, a1)
             return 0
         }
     }
@@ -50,7 +50,7 @@ private func callWordBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64,
 
 /// Out of line, so that the thunks keep a small frame.
 @inline(never)
-private func raiseFailure(_ error: any Error, _ cls: sf_class_t?, _ sel: UInt64) {
+func raiseWordFailure(_ error: any Error, _ cls: sf_class_t?, _ sel: UInt64) {
     Runtime.raise(ClosureIMP.failure(error, receiverClass: cls, sel))
 }
 

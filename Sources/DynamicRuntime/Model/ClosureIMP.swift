@@ -30,6 +30,10 @@ final class ClosureIMP: @unchecked Sendable {
     /// call through it would allocate a reabstraction thunk.
     @usableFromInline let wordBody: WordBody
     @usableFromInline let hasWordBody: Bool
+    /// An all-`Int` body at its own type (an `IntMethodBody<n>`, kept by `directBox`): the
+    /// slot's thunk and typed sends call its closure directly, not through `wordBody`.
+    @usableFromInline let direct: UnsafeRawPointer?
+    private let directBox: AnyObject?
 
     /// A register entry chosen by the caller (a hook's): the slot loads `context` into the
     /// register `kind` names and jumps to `target`; `body` still serves every other caller.
@@ -40,13 +44,16 @@ final class ClosureIMP: @unchecked Sendable {
     }
 
     init(signature: Signature, registerEntry: RegisterEntry? = nil, body: @escaping ClosureBody,
-         wordBody: WordBody? = nil) throws(RuntimeError) {
+         wordBody: WordBody? = nil, direct: DirectIntBody? = nil) throws(RuntimeError) {
         self.signature = signature
         self.body = body
         let trampolines = sf_tramp_enabled() != 0
         // SF_TRAMPOLINES=0 turns off every fast path of issue 12, so the fallback is measured whole.
-        self.hasWordBody = trampolines && wordBody != nil
-        self.wordBody = hasWordBody ? wordBody! : { _, _, _, _, _, _ in 0 }
+        let direct = trampolines ? direct : nil
+        self.hasWordBody = trampolines && (wordBody != nil || direct != nil)
+        self.wordBody = hasWordBody && wordBody != nil ? wordBody! : { _, _, _, _, _, _ in 0 }
+        self.directBox = direct?.box
+        self.direct = direct.map { UnsafeRawPointer(Unmanaged.passUnretained($0.box).toOpaque()) }
         if trampolines, let layout = signature.storage.layout {
             let code: UnsafeMutableRawPointer?
             let ints = Int(layout.pointee.int_only)
@@ -55,7 +62,12 @@ final class ClosureIMP: @unchecked Sendable {
                 self.context = nil
                 code = sf_tramp_alloc_kind(registerEntry.kind, UnsafeMutableRawPointer(mutating: registerEntry.context),
                                            registerEntry.target)
-            } else if hasWordBody, (2...5).contains(nargs) {
+            } else if let direct, direct.arity < 4 {
+                // The `Int` body takes the registers as they are; its box goes in the next one.
+                self.context = nil
+                code = sf_tramp_alloc_kind(Int32(direct.arity + 1), UnsafeMutableRawPointer(mutating: self.direct),
+                                           intThunk(arity: direct.arity))
+            } else if hasWordBody, direct == nil, (2...5).contains(nargs) {
                 // The typed body takes the registers as they are; the context goes in the next one.
                 self.context = nil
                 code = sf_tramp_alloc_kind(Int32(nargs - 1), nil, wordThunk(nargs: nargs, returns: signature.returnType))
@@ -78,7 +90,11 @@ final class ClosureIMP: @unchecked Sendable {
             self.isTrampoline = true
             self.entry = unsafeBitCast(code, to: sf_imp.self)
             let me = Unmanaged.passUnretained(self).toOpaque()
-            if let context { context.pointee.owner = me } else if registerEntry == nil { sf_tramp_set_context(code, me) }
+            if let context {
+                context.pointee.owner = me
+            } else if registerEntry == nil, direct == nil || direct!.arity >= 4 {
+                sf_tramp_set_context(code, me)
+            }
             sf_counter_closures_add(1)
             return
         }
@@ -112,6 +128,9 @@ final class ClosureIMP: @unchecked Sendable {
     }
 
     var imp: IMP { IMP(pointer: entry, owner: self) }
+
+    /// Whether calls reach an `Int` body at its own type (tests).
+    var hasDirectIntBody: Bool { direct != nil }
 
     /// Runs the body for a call from C (errors cannot unwind through C frames: the caller gets
     /// zero and the sender the error; a C caller that called the IMP itself reads it with

@@ -120,7 +120,7 @@ extension RuntimeClass {
     /// against what the Swift closure's types imply.
     @usableFromInline
     func closureIMP(_ selector: Selector, declared types: String?, returns: TypeEncoding,
-                    arguments: [TypeEncoding], word: WordBody? = nil,
+                    arguments: [TypeEncoding], word: WordBody? = nil, direct: DirectIntBody? = nil,
                     body: @escaping ClosureBody) throws(RuntimeError) -> (IMP, Signature) {
         let implied = Signature.encoding(returning: returns, arguments: arguments)
         let sig: Signature
@@ -136,7 +136,13 @@ extension RuntimeClass {
         } else {
             sig = try Signature(implied)
         }
-        let box = try ClosureIMP(signature: sig, body: body, wordBody: word)
+        // An `Int` body reads whole registers: only where the declared types are its own.
+        var exact = direct != nil
+        if exact, types != nil {
+            let key = try Signature(implied).storage.raw.pointee.key
+            exact = key != 0 && sig.storage.raw.pointee.key == key
+        }
+        let box = try ClosureIMP(signature: sig, body: body, wordBody: word, direct: exact ? direct : nil)
         return (box.imp, sig)
     }
 

@@ -13,6 +13,11 @@ enum BenchTargets {
         ("2 threads vs 1, per thread", "9h", "9g", "no target; 1.00× is perfect scaling"),
         ("perform request vs RunLoop.perform(inModes:)", "10a", "10c", "no target; both include a loop pass"),
         ("selector timer vs Foundation block Timer", "10b", "10d", "no target; both include a loop pass"),
+        // The libffi closure (forced fallback) against the trampoline slot it was replaced by.
+        ("libffi closure vs slot: lookup + call", "3d", "3a", "no target; what the slot buys"),
+        ("libffi closure vs slot: typed send", "3e", "3b", "no target; what the slot buys"),
+        ("libffi closure vs slot: through a pointer", "3f", "3c", "no target; what the slot buys"),
+        ("libffi closure + ffi_call vs hook entry", "4d", "4a", "no target; what the entry buys"),
     ]
 }
 

@@ -1,0 +1,129 @@
+import CShims
+
+// Closure methods of `Int` arguments returning `Int` (the `@IntMethodBody` overloads): the
+// closure is kept at its own type, so the slot's thunk and typed sends call it directly. A
+// closure that went through a generic overload is stored at maximal abstraction: every call
+// pays a word body and a reabstraction thunk on top (ClosureIMP+WordBody.swift).
+
+/// An `Int` body of no argument, at its natural abstraction.
+@usableFromInline
+final class IntMethodBody0: Sendable {
+    @usableFromInline let body: @Sendable (ObjectRef) throws -> Int
+    @usableFromInline init(_ body: @escaping @Sendable (ObjectRef) throws -> Int) { self.body = body }
+}
+
+/// An `Int` body of one `Int` argument.
+@usableFromInline
+final class IntMethodBody1: Sendable {
+    @usableFromInline let body: @Sendable (ObjectRef, Int) throws -> Int
+    @usableFromInline init(_ body: @escaping @Sendable (ObjectRef, Int) throws -> Int) { self.body = body }
+}
+
+/// An `Int` body of two `Int` arguments.
+@usableFromInline
+final class IntMethodBody2: Sendable {
+    @usableFromInline let body: @Sendable (ObjectRef, Int, Int) throws -> Int
+    @usableFromInline init(_ body: @escaping @Sendable (ObjectRef, Int, Int) throws -> Int) { self.body = body }
+}
+
+/// An `Int` body of three `Int` arguments.
+@usableFromInline
+final class IntMethodBody3: Sendable {
+    @usableFromInline let body: @Sendable (ObjectRef, Int, Int, Int) throws -> Int
+    @usableFromInline init(_ body: @escaping @Sendable (ObjectRef, Int, Int, Int) throws -> Int) { self.body = body }
+}
+
+/// An `Int` body of four `Int` arguments (six registers: typed sends only; C callers take the
+/// spill entry, no register being left for the context).
+@usableFromInline
+final class IntMethodBody4: Sendable {
+    @usableFromInline let body: @Sendable (ObjectRef, Int, Int, Int, Int) throws -> Int
+    @usableFromInline init(_ body: @escaping @Sendable (ObjectRef, Int, Int, Int, Int) throws -> Int) { self.body = body }
+}
+
+/// One of the `IntMethodBody` boxes and its argument count, as the overloads hand it over.
+@usableFromInline
+struct DirectIntBody {
+    let box: AnyObject
+    let arity: Int
+
+    @usableFromInline init(box: AnyObject, arity: Int) {
+        self.box = box
+        self.arity = arity
+    }
+}
+
+extension ClosureIMP {
+    /// Calls the `Int` body `direct` (an `IntMethodBody<arity>`) with the argument words, for a
+    /// typed send whose key matched the method's (so `arity` is the send's argument count).
+    @inlinable @inline(__always)
+    static func callDirect(_ direct: UnsafeRawPointer, arity: Int, _ o: UInt64,
+                           _ w: (UInt64, UInt64, UInt64, UInt64)) throws -> UInt64 {
+        let me = ObjectRef(word: o)
+        let r: Int
+        switch arity {
+        case 0: r = try Unmanaged<IntMethodBody0>.fromOpaque(direct)._withUnsafeGuaranteedRef { try $0.body(me) }
+        case 1: r = try Unmanaged<IntMethodBody1>.fromOpaque(direct)._withUnsafeGuaranteedRef { try $0.body(me, Int(bitPattern: UInt(w.0))) }
+        case 2:
+            r = try Unmanaged<IntMethodBody2>.fromOpaque(direct)._withUnsafeGuaranteedRef {
+                try $0.body(me, Int(bitPattern: UInt(w.0)), Int(bitPattern: UInt(w.1)))
+            }
+        case 3:
+            r = try Unmanaged<IntMethodBody3>.fromOpaque(direct)._withUnsafeGuaranteedRef {
+                try $0.body(me, Int(bitPattern: UInt(w.0)), Int(bitPattern: UInt(w.1)), Int(bitPattern: UInt(w.2)))
+            }
+        default:
+            r = try Unmanaged<IntMethodBody4>.fromOpaque(direct)._withUnsafeGuaranteedRef {
+                try $0.body(me, Int(bitPattern: UInt(w.0)), Int(bitPattern: UInt(w.1)), Int(bitPattern: UInt(w.2)),
+                            Int(bitPattern: UInt(w.3)))
+            }
+        }
+        return UInt64(UInt(bitPattern: r))
+    }
+}
+
+/// Runs an `Int` body for a call from C: an error goes to the sender as a pending error and the
+/// caller gets zero, as with the generic entry.
+@inline(__always)
+private func runInt(_ a0: UInt64, _ a1: UInt64, _ call: () throws -> Int) -> UInt64 {
+    let cls = ClosureIMP.receiverClass(a0)
+    do {
+        return UInt64(UInt(bitPattern: try call()))
+    } catch {
+        raiseWordFailure(error, cls, a1)
+        return 0
+    }
+}
+
+private typealias W = UInt64
+private typealias C = UnsafeRawPointer?
+
+/// The slot's thunks by argument count (0-3: 2-5 registers); the slot puts the body's box in
+/// the next integer register.
+nonisolated(unsafe) private let intThunks: [UnsafeRawPointer] = [
+    unsafeBitCast({ (a0, a1, c) in
+        runInt(a0, a1) { try Unmanaged<IntMethodBody0>.fromOpaque(c!)._withUnsafeGuaranteedRef { try $0.body(ObjectRef(word: a0)) } }
+    } as @convention(c) (W, W, C) -> W, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, c) in
+        runInt(a0, a1) {
+            try Unmanaged<IntMethodBody1>.fromOpaque(c!)._withUnsafeGuaranteedRef { try $0.body(ObjectRef(word: a0), Int(bitPattern: UInt(a2))) }
+        }
+    } as @convention(c) (W, W, W, C) -> W, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, c) in
+        runInt(a0, a1) {
+            try Unmanaged<IntMethodBody2>.fromOpaque(c!)._withUnsafeGuaranteedRef {
+                try $0.body(ObjectRef(word: a0), Int(bitPattern: UInt(a2)), Int(bitPattern: UInt(a3)))
+            }
+        }
+    } as @convention(c) (W, W, W, W, C) -> W, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
+        runInt(a0, a1) {
+            try Unmanaged<IntMethodBody3>.fromOpaque(c!)._withUnsafeGuaranteedRef {
+                try $0.body(ObjectRef(word: a0), Int(bitPattern: UInt(a2)), Int(bitPattern: UInt(a3)), Int(bitPattern: UInt(a4)))
+            }
+        }
+    } as @convention(c) (W, W, W, W, W, C) -> W, to: UnsafeRawPointer.self),
+]
+
+/// The thunk for an `Int` body of `arity` arguments (0-3).
+func intThunk(arity: Int) -> UnsafeRawPointer { intThunks[arity] }
