@@ -1,4 +1,5 @@
 import TestSupport
+import CShims
 import Foundation
 import XCTest
 @testable import DynamicRuntime
@@ -55,6 +56,26 @@ final class EngineHookInteropTests: XCTestCase {
         XCTAssertNil(imp(sub, "tick:"), "the entry is removed again")
         XCTAssertEqual(imp(fx.cls, "tick:"), original)
         XCTAssertEqual(try fx.tick(s, 5, at: 4), 50)
+    }
+
+    func testADiscardedInstanceRuleLeavesNoSideTableAndKeepsAssociations() throws {
+        let fx = try makeFixture()
+        let a = try fx.instance()
+        let b = try fx.instance()
+        let key = AssociationKey("engine.side")
+        b.setAssociatedValue("kept", for: key)
+        let ra = try a.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
+        let rb = try b.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
+        XCTAssertNotNil(sf_object_side(a.raw))
+        XCTAssertEqual(try fx.tick(a, 1, at: 0), 10)
+        XCTAssertEqual(try fx.tick(a, 2, at: 1), 0)
+        ra.discard()
+        rb.discard()
+        XCTAssertNil(sf_object_side(a.raw), "the rule's hook and dealloc observer were all its table held")
+        XCTAssertEqual(sf_object_isa(a.raw), fx.cls.raw)
+        XCTAssertEqual(b.associatedValue(for: key) as? String, "kept")
+        XCTAssertEqual(try fx.tick(a, 3, at: 2), 30)
+        XCTAssertEqual(try fx.tick(b, 4, at: 3), 40)
     }
 
     func testAnInstanceRuleNeverTouchesTheClassesMethod() throws {
