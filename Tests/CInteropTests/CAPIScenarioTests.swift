@@ -30,6 +30,8 @@ final class CAPIScenarioTests: XCTestCase {
     func testForwardingHandlers() { run(fx_capi_forwarding) }
     func testRules() { run(fx_capi_rules) }
     func testRuleBadInput() { run(fx_capi_rule_bad_input) }
+    func testDelayedCooldownAndSharedTokens() { run(fx_capi_cooldown_tokens) }
+    func testCooldownBadInput() { run(fx_capi_cooldown_bad_input) }
     func testIntrospection() { run(fx_capi_introspection) }
 
     func testFunctionMethodsReleaseTheirContextWithTheMethod() {

@@ -69,16 +69,7 @@ extension MethodHook {
     /// return register's word: the register entry's body, and typed sends' word body.
     @inline(__always)
     func runWords(_ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) throws(RuntimeError) -> UInt64 {
-        var words = (a0, a1, a2, a3, a4, UInt64(0))  // arguments, then the return value
-        return try withUnsafeMutableBytes(of: &words) { (w) throws(RuntimeError) in
-            let base = w.baseAddress!
-            var argv: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-                       UnsafeMutableRawPointer?) = (base, base + 8, base + 16, base + 24, base + 32)
-            try withUnsafeMutablePointer(to: &argv) { (tuple) throws(RuntimeError) in
-                try run(base + 40, UnsafeMutableRawPointer(tuple).assumingMemoryBound(to: UnsafeMutableRawPointer?.self))
-            }
-            return (base + 40).load(as: UInt64.self)
-        }
+        try withIntegerRegisterFrame(a0, a1, a2, a3, a4) { (ret, args) throws(RuntimeError) in try run(ret, args) }
     }
 }
 

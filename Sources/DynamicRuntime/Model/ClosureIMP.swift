@@ -185,16 +185,7 @@ nonisolated(unsafe) private let registerThunks: [UnsafeRawPointer] = [
 /// Runs the body over the registers stored in this frame; the word it returns goes to %rax.
 @inline(__always)
 private func callBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) -> UInt64 {
-    var words = (a0, a1, a2, a3, a4, UInt64(0), UInt64(0))  // arguments, then the return value
-    return withUnsafeMutableBytes(of: &words) { w in
-        let base = w.baseAddress!
-        var argv: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-                   UnsafeMutableRawPointer?) = (base, base + 8, base + 16, base + 24, base + 32)
-        withUnsafeMutablePointer(to: &argv) { tuple in
-            tuple.withMemoryRebound(to: UnsafeMutableRawPointer?.self, capacity: 5) { args in
-                Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { $0.run(base + 40, args) }
-            }
-        }
-        return (base + 40).load(as: UInt64.self)
+    withIntegerRegisterFrame(a0, a1, a2, a3, a4) { ret, args in
+        Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { $0.run(ret, args) }
     }
 }

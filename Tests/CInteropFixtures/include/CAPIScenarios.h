@@ -25,6 +25,8 @@ int fx_capi_forwarding(const char *name);
 int fx_capi_function_methods(const char *name);
 int fx_capi_rules(const char *name);
 int fx_capi_rule_bad_input(const char *name);
+int fx_capi_cooldown_tokens(const char *name);
+int fx_capi_cooldown_bad_input(const char *name);
 int fx_capi_introspection(const char *name);
 
 /* A before-hook that counts its calls (thread-safe), and the count. */
