@@ -30,6 +30,9 @@ extension MessageArgument {
     /// The register value when `passesInWord`.
     public var argumentWord: UInt64 { 0 }
     static var storageSize: Int { MemoryLayout<Self>.size }
+    /// Whether the type's key code names it alone (not `long`, a pointer or a struct), so a
+    /// signature cached by key is the one its senders' types imply.
+    @inlinable static var keyIsExact: Bool { keyCode != 0 && typeEncoding.isExactInKey }
 }
 
 extension MessageArgument where Self: WordRepresentable {

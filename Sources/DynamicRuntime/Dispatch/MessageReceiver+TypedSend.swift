@@ -11,7 +11,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send<R: MessageReturn>(_ selector: Selector, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
-            self, selector, key: R.returnKeyCode, words: true ? (0, 0, 0, 0) : nil, count: 0,
+            self, selector, key: R.returnKeyCode, words: true ? (0, 0, 0, 0) : nil, count: 0, exact: true,
             values: { [] }, store: { _, _ in })
     }
 
@@ -19,7 +19,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send(_ selector: Selector, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
-            self, selector, key: NoReturn.returnKeyCode, words: true ? (0, 0, 0, 0) : nil, count: 0,
+            self, selector, key: NoReturn.returnKeyCode, words: true ? (0, 0, 0, 0) : nil, count: 0, exact: true,
             values: { [] }, store: { _, _ in })
     }
 
@@ -28,7 +28,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send<A: MessageArgument, R: MessageReturn>(_ selector: Selector, _ a: A, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
-            self, selector, key: R.returnKeyCode | A.keyCode << 5, words: A.passesInWord ? (a.argumentWord, 0, 0, 0) : nil, count: 1,
+            self, selector, key: R.returnKeyCode | A.keyCode << 5, words: A.passesInWord ? (a.argumentWord, 0, 0, 0) : nil, count: 1, exact: A.keyIsExact,
             values: { [a] }, store: { _, p in a.storeArgument(to: p) })
     }
 
@@ -36,7 +36,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send<A: MessageArgument>(_ selector: Selector, _ a: A, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
-            self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5, words: A.passesInWord ? (a.argumentWord, 0, 0, 0) : nil, count: 1,
+            self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5, words: A.passesInWord ? (a.argumentWord, 0, 0, 0) : nil, count: 1, exact: A.keyIsExact,
             values: { [a] }, store: { _, p in a.storeArgument(to: p) })
     }
 
@@ -45,7 +45,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send<A: MessageArgument, B: MessageArgument, R: MessageReturn>(_ selector: Selector, _ a: A, _ b: B, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
-            self, selector, key: R.returnKeyCode | A.keyCode << 5 | B.keyCode << 10, words: A.passesInWord && B.passesInWord ? (a.argumentWord, b.argumentWord, 0, 0) : nil, count: 2,
+            self, selector, key: R.returnKeyCode | A.keyCode << 5 | B.keyCode << 10, words: A.passesInWord && B.passesInWord ? (a.argumentWord, b.argumentWord, 0, 0) : nil, count: 2, exact: A.keyIsExact && B.keyIsExact,
             values: { [a, b] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) default: b.storeArgument(to: p) }
         })
@@ -55,7 +55,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send<A: MessageArgument, B: MessageArgument>(_ selector: Selector, _ a: A, _ b: B, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
-            self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5 | B.keyCode << 10, words: A.passesInWord && B.passesInWord ? (a.argumentWord, b.argumentWord, 0, 0) : nil, count: 2,
+            self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5 | B.keyCode << 10, words: A.passesInWord && B.passesInWord ? (a.argumentWord, b.argumentWord, 0, 0) : nil, count: 2, exact: A.keyIsExact && B.keyIsExact,
             values: { [a, b] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) default: b.storeArgument(to: p) }
         })
@@ -66,7 +66,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(_ selector: Selector, _ a: A, _ b: B, _ c: C, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
-            self, selector, key: R.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15, words: A.passesInWord && B.passesInWord && C.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, 0) : nil, count: 3,
+            self, selector, key: R.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15, words: A.passesInWord && B.passesInWord && C.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, 0) : nil, count: 3, exact: A.keyIsExact && B.keyIsExact && C.keyIsExact,
             values: { [a, b, c] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) case 1: b.storeArgument(to: p) default: c.storeArgument(to: p) }
         })
@@ -76,7 +76,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send<A: MessageArgument, B: MessageArgument, C: MessageArgument>(_ selector: Selector, _ a: A, _ b: B, _ c: C, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
-            self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15, words: A.passesInWord && B.passesInWord && C.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, 0) : nil, count: 3,
+            self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15, words: A.passesInWord && B.passesInWord && C.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, 0) : nil, count: 3, exact: A.keyIsExact && B.keyIsExact && C.keyIsExact,
             values: { [a, b, c] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) case 1: b.storeArgument(to: p) default: c.storeArgument(to: p) }
         })
@@ -87,7 +87,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(_ selector: Selector, _ a: A, _ b: B, _ c: C, _ d: D, as _: R.Type = R.self) throws(RuntimeError) -> R {
         try MessageSend.typed(
-            self, selector, key: R.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15 | D.keyCode << 20, words: A.passesInWord && B.passesInWord && C.passesInWord && D.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, d.argumentWord) : nil, count: 4,
+            self, selector, key: R.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15 | D.keyCode << 20, words: A.passesInWord && B.passesInWord && C.passesInWord && D.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, d.argumentWord) : nil, count: 4, exact: A.keyIsExact && B.keyIsExact && C.keyIsExact && D.keyIsExact,
             values: { [a, b, c, d] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) case 1: b.storeArgument(to: p) case 2: c.storeArgument(to: p) default: d.storeArgument(to: p) }
         })
@@ -97,7 +97,7 @@ extension MessageReceiver {
     @inlinable @inline(__always)
     public func send<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(_ selector: Selector, _ a: A, _ b: B, _ c: C, _ d: D, as _: Void.Type) throws(RuntimeError) {
         let _: NoReturn = try MessageSend.typed(
-            self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15 | D.keyCode << 20, words: A.passesInWord && B.passesInWord && C.passesInWord && D.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, d.argumentWord) : nil, count: 4,
+            self, selector, key: NoReturn.returnKeyCode | A.keyCode << 5 | B.keyCode << 10 | C.keyCode << 15 | D.keyCode << 20, words: A.passesInWord && B.passesInWord && C.passesInWord && D.passesInWord ? (a.argumentWord, b.argumentWord, c.argumentWord, d.argumentWord) : nil, count: 4, exact: A.keyIsExact && B.keyIsExact && C.keyIsExact && D.keyIsExact,
             values: { [a, b, c, d] }, store: { i, p in
             switch i { case 0: a.storeArgument(to: p) case 1: b.storeArgument(to: p) case 2: c.storeArgument(to: p) default: d.storeArgument(to: p) }
         })

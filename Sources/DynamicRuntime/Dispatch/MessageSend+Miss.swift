@@ -12,7 +12,7 @@ extension MessageSend {
     @_specialize(where R == Object?)
     static func typedMiss<R: MessageReturn>(
         _ raw: sf_id, _ selector: Selector, cls: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
-        count: Int, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+        count: Int, exact: Bool = false, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
         guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
         // Strings lent on the way (arguments, a forwarded method's return) live until R has read them.
@@ -29,7 +29,7 @@ extension MessageSend {
             let targetClass = sf_object_isa(target)!
             guard let m = sf_lookup_method(targetClass, selector.raw) else {
                 return try typedMiss(target, selector, cls: targetClass, key: key, words: words, count: count,
-                                     values: values, store: store)
+                                     exact: exact, values: values, store: store)
             }
             return try typedCall(target, selector, cls: targetClass, method: m, key: key, words: words, count: count,
                                  values: values, store: store)
@@ -44,14 +44,29 @@ extension MessageSend {
             return result!
         }
         var bytes: (UInt64, UInt64) = (0, 0)
-        try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, ran in
-            if R.returnEncoding == .void, ran.returnType == .object, let o = ret.load(as: sf_id?.self) {
-                sf_release_inline(o)  // a +1 object the caller did not ask for
-                return
+        // Types the key names exactly, seen before: the frame is laid out from the caller's own
+        // values (`store`), with no argument array, type list or byte-count check.
+        if exact, R.returnEncoding.isExactInKey, let known = sf_sig_cache_by_key(key) {
+            try forwardFrame(raw, selector, cls: cls, Signature(raw: known), count: count, store: store, fromStage: 3) { ret, ran in
+                keepResult(ret, ran, returning: R.returnEncoding, in: &bytes)
             }
-            withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(start: ret, count: 16)) }
+        } else {
+            try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, ran in
+                keepResult(ret, ran, returning: R.returnEncoding, in: &bytes)
+            }
         }
         return withUnsafeBytes(of: bytes) { R(returnStorage: $0.baseAddress!) }
+    }
+
+    /// Copies a forwarded call's result for a typed caller, dropping a +1 object a caller that
+    /// asked for no value did not take.
+    private static func keepResult(_ ret: UnsafeMutableRawPointer, _ ran: Signature, returning: TypeEncoding,
+                                   in bytes: inout (UInt64, UInt64)) {
+        if returning == .void, ran.returnType == .object, let o = ret.load(as: sf_id?.self) {
+            sf_release_inline(o)
+            return
+        }
+        withUnsafeMutableBytes(of: &bytes) { $0.copyMemory(from: UnsafeRawBufferPointer(start: ret, count: 16)) }
     }
 
     /// A send that found no method (typed or dynamic): lays out a frame from the caller's own
@@ -69,10 +84,19 @@ extension MessageSend {
         guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
         let sig = try frameSignature(returning: returning, args.map(argumentType))
         try checkByteCounts(args, sig, cls, selector)
+        try forwardFrame(raw, selector, cls: cls, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) },
+                         fromStage: stage, load: load)
+    }
+
+    /// The forwarding path for a frame laid out for `sig` by `store` (the caller checked the
+    /// values against it).
+    static func forwardFrame(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: Signature, count: Int,
+                             store: (Int, UnsafeMutableRawPointer) -> Void, fromStage stage: Int,
+                             load: (UnsafeMutableRawPointer, Signature) -> Void) throws(RuntimeError) {
         var spill: UnsafeMutableRawPointer?
         defer { spill?.deallocate() }
         try withReturnStorage(sig) { ret throws(RuntimeError) in
-            let ran = try withFrame(raw, selector, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) }) { argv throws(RuntimeError) in
+            let ran = try withFrame(raw, selector, sig, count: count, store: store) { argv throws(RuntimeError) in
                 try withUnsafeMutablePointer(to: &spill) { (spill) throws(RuntimeError) in
                     let frame = SwiftFrame(signature: sig, arguments: argv, returnValue: ret, spill: spill)
                     if stage == 3 { return try Forwarding.invocationStages(raw, selector, cls: cls, frame: frame) }

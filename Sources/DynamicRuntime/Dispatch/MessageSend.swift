@@ -15,7 +15,7 @@ enum MessageSend {
     @inlinable @inline(__always)
     static func typed<R: MessageReturn>(
         _ receiver: some MessageReceiver, _ selector: Selector, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
-        count: Int, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+        count: Int, exact: Bool = false, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
         guard let raw = receiver.receiver.raw else { return zeroValue() }
         Runtime.discardStalePending()
@@ -23,7 +23,7 @@ enum MessageSend {
         defer { sf_rcu_exit() }
         guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
             return try typedMiss(raw, selector, cls: startClass(receiver, raw), key: key, words: words, count: count,
-                                 values: values, store: store)
+                                 exact: exact, values: values, store: store)
         }
         return try typedCall(raw, selector, cls: cls, method: method, key: key, words: words, count: count,
                              values: values, store: store)

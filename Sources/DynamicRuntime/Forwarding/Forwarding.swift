@@ -52,9 +52,11 @@ enum Forwarding {
                                                          frame: Frame) throws(RuntimeError) -> Frame.Outcome {
         if implements(cls, forwardInvocation) {
             let sig = try frame.invocationSignature(declared: try methodSignature(raw, selector, cls), selector, cls: cls)
-            let invocation = try frame.capture(sig, receiver: raw, selector, cls: cls)
+            var invocation = try frame.capture(sig, receiver: raw, selector, cls: cls)
             try deliver(invocation, to: raw, cls)
-            return frame.finish(invocation, sig)
+            let outcome = frame.finish(invocation, sig)
+            Invocation.recycle(&invocation)
+            return outcome
         }
         throw try doesNotRecognize(raw, selector, cls)
     }

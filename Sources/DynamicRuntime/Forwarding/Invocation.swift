@@ -21,10 +21,25 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     init(storage: InvocationStorage) { self.storage = storage }
 
     /// Copies a live call's frame (receiver, selector, arguments) into a new record.
+    /// The signature's spare record (see `recycle`) is filled when there is one.
     static func capture(signature: SignatureStorage, arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Invocation {
-        let s = InvocationStorage.make(signature)
+        let spare = signature.spareRecord.exchange(0, ordering: .acquiring)
+        let s = spare == 0 ? InvocationStorage.make(signature)
+            : Unmanaged<InvocationStorage>.fromOpaque(UnsafeRawPointer(bitPattern: spare)!).takeRetainedValue()
         s.fill(from: arguments)
         return Invocation(storage: s)
+    }
+
+    /// Hands a forwarded call's record back to its signature for the next capture, when nothing
+    /// kept it (`forwardInvocation:` let go of every copy): emptied first, so it holds no
+    /// references or copies while it waits.
+    static func recycle(_ invocation: inout Invocation) {
+        guard isKnownUniquelyReferenced(&invocation.storage) else { return }
+        invocation.emptyForReuse()
+        let s = invocation.storage
+        let word = UInt(bitPattern: Unmanaged.passRetained(s).toOpaque())
+        let previous = s.h.pointee.signature.spareRecord.exchange(word, ordering: .acquiringAndReleasing)
+        if previous != 0 { Unmanaged<InvocationStorage>.fromOpaque(UnsafeRawPointer(bitPattern: previous)!).release() }
     }
 
     /// Whether two handles refer to the same record.

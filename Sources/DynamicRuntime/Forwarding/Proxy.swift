@@ -31,9 +31,12 @@ public enum Proxy {
                 throw RuntimeError.invalidArgument(.init(className: invocation.className, selector: invocation.selector.name,
                                                          ivar: targetIvarName, reason: "no such ivar in this class chain"))
             }
-            let target = ObjectRef(raw)
-            let proceed = { () throws in try invocation.invoke(target: target) }
-            if let intercept { try intercept(invocation, proceed) } else { try proceed() }
+            // No `proceed` closure unless an intercept takes one: it would be allocated per call.
+            if let intercept {
+                try intercept(invocation) { try invocation.invoke(target: ObjectRef(raw)) }
+            } else {
+                try invocation.invoke(target: ObjectRef(raw))
+            }
         }
         return cls
     }

@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import Synchronization
 
 /// The immortal parsed form of a signature.
 final class SignatureStorage: @unchecked Sendable {
@@ -19,6 +20,10 @@ final class SignatureStorage: @unchecked Sendable {
     /// Where the arguments sit in registers and on the stack (x86-64), for the trampoline
     /// entries and direct calls; nil when only libffi can carry the signature.
     let layout: UnsafeMutablePointer<sf_tramp_layout>?
+    /// A +1 `InvocationStorage` of this signature that a forwarded call made and nobody kept,
+    /// for the next forwarded call to fill (0: none). One per signature: bounded, and reachable
+    /// from this immortal object.
+    let spareRecord = Atomic<UInt>(0)
 
     init(encoding: String, returnType: TypeEncoding, argumentTypes: [TypeEncoding],
          ffiReturn: UnsafeMutablePointer<ffi_type>, ffiArguments: [UnsafeMutablePointer<ffi_type>]) throws(RuntimeError) {

@@ -69,7 +69,7 @@ extension TypeEncoding {
 
     /// Whether the key code names this type alone (`long` shares `q`'s code, every pointer
     /// type one code, structs none).
-    var isExactInKey: Bool {
+    @inlinable var isExactInKey: Bool {
         switch self {
         case .long, .unsignedLong, .pointer, .structure: false
         default: true
