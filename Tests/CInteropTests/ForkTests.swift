@@ -135,6 +135,8 @@ final class ForkTests: XCTestCase {
         holder.start()
         while !held.load(ordering: .acquiring) { sched_yield() }
         XCTAssertEqual(fx_fork_and_run(Self.lockChild, nil, 60), 0, "the child of a fork while \(what) was held")
+        // Had no handler run, the holder would still wait: the failure must not hang later tests.
+        preparing.store(true, ordering: .releasing)
         forked.signal()
     }
 
@@ -167,6 +169,13 @@ final class ForkTests: XCTestCase {
             let cls = try RuntimeClass(name: "Fork.Trampoline.\(getpid())")
             try cls.addMethod("twice:") { (_: ObjectRef, x: Int) -> Int in 2 * x }
             return try cls.createInstance().send("twice:", 21) as Int == 42
+        }
+    }
+
+    func testACHandleTablesLockHeldAtForkIsFreeInTheChild() throws {
+        let table = CInvocations.table
+        forkWhileHeld("the C invocation handles' lock", hold: { table.lockForTesting() }, release: { table.unlockForTesting() }) {
+            table.count >= 0
         }
     }
 

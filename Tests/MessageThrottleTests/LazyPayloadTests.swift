@@ -39,7 +39,7 @@ final class LazyPayloadTests: XCTestCase {
     func testCooldownMakesAPayloadOnlyToReportTheRejection() {
         let h = Harness(.cooldown, .milliseconds(100))
         XCTAssertTrue(send(h, 1, at: 0) == (.now, false, nil))
-        XCTAssertTrue(send(h, 2, at: 50) == (.dropped, true, nil))
+        XCTAssertTrue(send(h, 2, at: 50) == (.dropped, true, 2), "handed back once reject had it, for reuse")
         XCTAssertEqual(h.tracker.rejected, [2])
     }
 

@@ -18,7 +18,10 @@ package final class CHandleTable<Value>: @unchecked Sendable {
     package let kind: String
 
     /// A table whose handles are named `kind` in errors.
-    package init(kind: String) { self.kind = kind }
+    package init(kind: String) {
+        self.kind = kind
+        ForkSafety.register(entries)
+    }
 
     /// Registers `value` and returns its handle.
     package func insert(_ value: Value, lent: Bool = false) -> OpaquePointer {
@@ -52,7 +55,10 @@ package final class CHandleTable<Value>: @unchecked Sendable {
 
     /// Ends a loan made with `insert(_:lent: true)`.
     package func endLoan(_ handle: OpaquePointer) {
-        entries.withLock { _ = $0.removeValue(forKey: UInt(bitPattern: handle)) }
+        // Dropped after the lock (which stays a leaf, for the fork handlers): the value's deinit
+        // may release objects and re-enter the runtime.
+        let removed = entries.withLock { $0.removeValue(forKey: UInt(bitPattern: handle)) }
+        withExtendedLifetime(removed) {}
     }
 
     /// Lends `value` to `body` under a handle that dies when `body` returns.
@@ -61,6 +67,11 @@ package final class CHandleTable<Value>: @unchecked Sendable {
         defer { endLoan(h) }
         return try body(h)
     }
+
+    /// Tests only: holds the table's lock, as a thread inside an operation does.
+    package func lockForTesting() { entries.lock() }
+    /// Tests only: releases what `lockForTesting()` took.
+    package func unlockForTesting() { entries.unlock() }
 
     /// Live handles, for leak checks in tests.
     package var count: Int { entries.withLock { $0.count } }

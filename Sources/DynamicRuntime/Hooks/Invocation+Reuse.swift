@@ -15,10 +15,15 @@ extension Invocation {
         for i in s.h.pointee.signature.objectArguments { s.argumentPointer(i).storeBytes(of: nil, as: sf_id?.self) }
     }
 
-    /// The record as a +1 word (for an atomic slot); `fromRetainedWord` takes it back.
-    package func retainedWord() -> UnsafeMutableRawPointer { Unmanaged.passRetained(storage).toOpaque() }
+    /// `emptyForReuse()`, then the record as a +1 word for an atomic slot, handing over the
+    /// caller's reference (no retain and release around the call); `fromRetainedWord` takes it
+    /// back.
+    package consuming func emptiedRetainedWord() -> UnsafeMutableRawPointer {
+        emptyForReuse()
+        return Unmanaged.passRetained(storage).toOpaque()
+    }
 
-    /// A record handed over by `retainedWord()`.
+    /// A record handed over by `emptiedRetainedWord()`.
     package static func fromRetainedWord(_ word: UnsafeMutableRawPointer) -> Invocation {
         Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(word).takeRetainedValue())
     }

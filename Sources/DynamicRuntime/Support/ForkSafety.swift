@@ -8,14 +8,26 @@ import Glibc
 /// trampoline slots, method entries, RCU readers), and release them in both processes; the
 /// child also forgets the other threads' read-side sections.
 ///
-/// Not covered (docs/reliability.md, "fork"): the C API's handle tables and MessageThrottle's
-/// locks (a child that forks while another thread is inside them must not use them).
+/// Locks made later (the C API's handle tables) register themselves; they are leaves, taken
+/// after the runtime's. Not covered (docs/reliability.md, "fork"): MessageThrottle's locks and
+/// the Swift runtime's own.
 enum ForkSafety {
     /// Tests only: runs at the start of the prepare handler, before any lock is taken.
     nonisolated(unsafe) static var willPrepareForTesting: (() -> Void)?
 
     /// Set once, before the handlers are registered; read only by them.
     nonisolated(unsafe) private static var locks: [(lock: () -> Void, unlock: () -> Void)] = []
+
+    /// Leaf locks registered by their owners, in the order they were made; the list's own lock is
+    /// held from prepare to release, so the list does not change meanwhile.
+    nonisolated(unsafe) private static let registered = Locked<[(lock: () -> Void, unlock: () -> Void)]>([])
+
+    /// Has the fork handlers take `lock` too; it must be a leaf (nothing is taken under it).
+    static func register<State>(_ lock: Locked<State>) {
+        registered.withLock { $0.append(lock.forkHandlers) }
+        // The handlers are installed with the runtime state: a table may come first.
+        _ = Runtime.state
+    }
 
     /// Called once, from the runtime state's initializer (which must not be re-entered from a
     /// handler, hence the lock passed in).
@@ -28,6 +40,8 @@ enum ForkSafety {
     static func prepare() {
         willPrepareForTesting?()
         for l in locks { l.lock() }
+        registered.lock()
+        for l in registered.state { l.lock() }
         sf_side_locks_atfork_prepare()
         sf_tramp_atfork_prepare()
         sf_rcu_atfork_prepare()
@@ -39,6 +53,8 @@ enum ForkSafety {
         sf_rcu_atfork_parent()
         sf_tramp_atfork_release()
         sf_side_locks_atfork_release()
+        for l in registered.state.reversed() { l.unlock() }
+        registered.unlock()
         for l in locks.reversed() { l.unlock() }
     }
 
@@ -47,6 +63,8 @@ enum ForkSafety {
         sf_rcu_atfork_child()
         sf_tramp_atfork_release()
         sf_side_locks_atfork_release()
+        for l in registered.state.reversed() { l.unlock() }
+        registered.unlock()
         for l in locks.reversed() { l.unlock() }
     }
 }

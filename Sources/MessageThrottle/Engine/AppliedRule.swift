@@ -99,7 +99,7 @@ final class AppliedRule: @unchecked Sendable {
 
     /// The hook body: decide, then perform now, drop, or keep the call for later.
     func handle(_ ctx: HookContext) throws {
-        if PerformingCall.isActive(ctx.target, ctx.selector, decidedFor: self) {
+        if PerformingCall.isActive(ctx, decidedFor: self) {
             // An instance rule, a nearer level's rule that performs or replays this call, or
             // our own replay: it was decided for us already.
             try ctx.proceed()
@@ -118,33 +118,30 @@ final class AppliedRule: @unchecked Sendable {
         }
         // The limiter decides first and asks for a record only if it keeps the call: a call
         // performed now or dropped inside its window copies and retains nothing.
-        var record: Invocation?
         var (verdict, displaced) = limiter.receive(making: {
-            if let word = spare.exchange(nil, ordering: .acquiring) { record = Invocation.fromRetainedWord(word) }
+            var record = spare.exchange(nil, ordering: .acquiring).map { Invocation.fromRetainedWord($0) }
             ctx.capture(into: &record)
-            return record!
+            return record.take()!
         })
         switch verdict {
         case .performNow:
             try perform(ctx)
         case .dropped:
-            try writeSuppressedReturn(ctx)
-            // Cooldown made a record for onReject, which may have kept it.
-            if record != nil, record!.isUniquelyReferenced() { keepSpare(record!) }
+            if rule.suppressesToValue { try writeSuppressedReturn(ctx) }
         case .deferred:
-            try writeSuppressedReturn(ctx)
-            settleIfDiscarded()
+            if rule.suppressesToValue { try writeSuppressedReturn(ctx) }
+            if discarding.load(ordering: .sequentiallyConsistent) { settleIfDiscarded() }
         }
-        // The record the limiter just let go of can serve the next message.
-        if displaced != nil, displaced!.isUniquelyReferenced() { keepSpare(displaced!) }
+        // The record the limiter just let go of (or one cooldown made for onReject, which may
+        // have kept it) can serve the next message.
+        if displaced != nil, displaced!.isUniquelyReferenced() { keepSpare(displaced.take()!) }
     }
 
-    /// After a `.deferred`: if the rule is being discarded, the discard may already have
+    /// After a `.deferred` that found `discarding` set: the discard may already have
     /// settled the limiter. While it is still settling, ask it for another round; once it is
     /// done, apply its policy here. `receive` ran before this check, and the discard marks
     /// before it settles, so one of the two always sees the message.
     private func settleIfDiscarded() {
-        guard discarding.load(ordering: .sequentiallyConsistent) else { return }
         let policy = shared.withLock { state -> PendingPolicy? in
             switch state.discard {
             case nil:
@@ -167,10 +164,9 @@ final class AppliedRule: @unchecked Sendable {
     /// spare must not keep the previous call's target, object arguments or returned object
     /// alive, or an object with a rule would never be deallocated (and never auto-discarded),
     /// and dropped arguments would live until the next message.
-    private func keepSpare(_ r: Invocation) {
+    private func keepSpare(_ r: consuming Invocation) {
         guard spare.load(ordering: .relaxed) == nil else { return }
-        r.emptyForReuse()
-        let word = r.retainedWord()
+        let word = r.emptiedRetainedWord()
         if !spare.compareExchange(expected: nil, desired: word, ordering: .acquiringAndReleasing).exchanged {
             _ = Invocation.fromRetainedWord(word)
         }
@@ -199,9 +195,9 @@ final class AppliedRule: @unchecked Sendable {
         }
     }
 
+    /// Only when `rule.suppressesToValue`: otherwise the hook cleared the return storage, and
+    /// zero needs no lock and no write.
     private func writeSuppressedReturn(_ ctx: HookContext) throws {
-        // The hook cleared the return storage: zero needs no lock and no write.
-        guard rule.suppressesToValue else { return }
         switch rule.suppressedReturn {
         case .zero:
             break

@@ -18,8 +18,15 @@ enum PerformingCall {
     }
 
     /// Whether a rule performing `object`'s `selector` on this thread decided for `rule`.
-    static func isActive(_ object: ObjectRef, _ selector: Selector, decidedFor rule: AppliedRule) -> Bool {
+    /// Inlined as far as the one load that finds no marker, the common case.
+    @inline(__always)
+    static func isActive(_ ctx: HookContext, decidedFor rule: AppliedRule) -> Bool {
         guard let top = sf_throttle_performing_top() else { return false }
+        return isActive(top, ctx.target, ctx.selector, decidedFor: rule)
+    }
+
+    private static func isActive(_ top: UnsafeMutableRawPointer, _ object: ObjectRef, _ selector: Selector,
+                                 decidedFor rule: AppliedRule) -> Bool {
         var m: UnsafeMutableRawPointer? = top
         while let p = m {
             let marker = p.assumingMemoryBound(to: Marker.self).pointee

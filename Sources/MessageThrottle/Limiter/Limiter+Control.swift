@@ -8,7 +8,7 @@ extension Limiter {
     /// performed.
     @discardableResult
     public func flush() -> Bool {
-        let now = clock.now
+        let now = self.now
         var action = locked { s in
             if s.latest < now { s.latest = now }
             let action = s.machine.flush(at: s.latest)

@@ -91,6 +91,9 @@ public final class Limiter<Payload>: @unchecked Sendable {
     let passedAt = Atomic<Int64>(.min)
     private let executor: any ThrottleExecutor
     let clock: any ThrottleClock
+    /// How `now` reads `clock` without copying the existential (a retain and a release of the
+    /// clock per message).
+    private let reading: ClockAccess
     private let performAction: @Sendable (Payload) -> Void
     private let rejectAction: (@Sendable (Payload) -> Void)?
 
@@ -114,6 +117,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
         storage = Locked(Storage(machine: Machine(mode: mode, duration: duration)))
         self.executor = executor
         clock = executor.clock
+        reading = ClockAccess(clock)
         performAction = perform
         rejectAction = reject
     }
@@ -150,7 +154,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// held, or a leading edge was performed and its window has not ended, or (for the modes
     /// measured from the last performance) the limiter is cooling.
     public var isPending: Bool {
-        let now = clock.now
+        let now = self.now
         return locked { $0.machine.isPending(at: max(now, $0.latest)) }
     }
 
@@ -170,14 +174,15 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// Like ``receive(_:)``, but makes the payload only if the limiter keeps it (to perform
     /// later, or to report a cooldown rejection): a message performed now or dropped costs no
     /// payload. `make` runs under the limiter's lock and must not call back into it.
-    /// `displaced` is a payload this message replaced, for the caller to reuse.
+    /// `displaced` is a payload this message replaced, or this message's own payload once
+    /// `reject` has had it, for the caller to reuse.
     // Inlined so that the engine's call (Payload == Invocation) runs specialized code: in
     // generic code every access to the machine goes through value witnesses.
     @inline(__always)
     public func receive(making make: () -> Payload) -> (verdict: Verdict, displaced: Payload?) {
         // The clock is read outside the lock; a message inside a quiet window is dropped
         // without taking it.
-        let now = clock.now
+        let now = self.now
         if now.nanoseconds < quietUntil.load(ordering: .acquiring) { return (.dropped, nil) }
         if passes(at: now) { return (.performNow, nil) }
         var (verdict, action) = locked { s in
@@ -187,12 +192,25 @@ public final class Limiter<Payload>: @unchecked Sendable {
             return result
         }
         let displaced = action.release.take()
+        let rejected = action.reject.take()
         carryOut(&action)
-        return (verdict, displaced)
+        guard let rejected else { return (verdict, displaced) }
+        rejectAction?(rejected)
+        return (verdict, displaced ?? rejected)
+    }
+
+    /// The clock's current instant.
+    @inline(__always)
+    var now: ThrottleInstant {
+        switch reading {
+        case .manual(let manual): manual._withUnsafeGuaranteedRef { $0.now }
+        case .monotonic: MonotonicClock().now
+        case .other: clock.now
+        }
     }
 
     private func timerFired(_ id: UInt64) {
-        let now = clock.now
+        let now = self.now
         var action = locked { s in
             if s.latest < now { s.latest = now }
             let action = s.machine.timerFired(id, at: s.latest)

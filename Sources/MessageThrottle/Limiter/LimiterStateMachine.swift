@@ -219,7 +219,7 @@ struct LimiterStateMachine<Payload> {
     }
 
     /// Holds `payload` (replacing the held one) in the open window, or opens one at `now`.
-    mutating func hold(_ payload: Payload, at now: ThrottleInstant, _ action: inout Action) -> Limiter<Payload>.Verdict {
+    mutating func hold(_ payload: consuming Payload, at now: ThrottleInstant, _ action: inout Action) -> Limiter<Payload>.Verdict {
         if case .idle = state { state = .open(start: now) }
         action.release = held.take()
         held = payload

@@ -25,3 +25,22 @@ public struct MonotonicClock: ThrottleClock {
         ThrottleInstant(nanoseconds: Int64(clamping: DispatchTime.now().uptimeNanoseconds))
     }
 }
+
+/// How a limiter reads its clock: the package's own clocks directly, any other through the
+/// protocol.
+enum ClockAccess {
+    /// Unretained: the limiter holds the clock.
+    case manual(Unmanaged<ManualClock>)
+    case monotonic
+    case other
+
+    init(_ clock: any ThrottleClock) {
+        if let manual = clock as? ManualClock {
+            self = .manual(Unmanaged.passUnretained(manual))
+        } else if clock is MonotonicClock {
+            self = .monotonic
+        } else {
+            self = .other
+        }
+    }
+}
