@@ -1,0 +1,26 @@
+// Shared set-up of the hook safety tests (issue 3), split over two classes.
+import TestSupport
+import CShims
+import XCTest
+@testable import DynamicRuntime
+
+/// A live-object baseline and a small calculator class to hook.
+class HookSafetyTestCase: XCTestCase {
+    var objectBaseline = 0
+
+    override func setUp() {
+        super.setUp()
+        fwdCollect()
+        objectBaseline = Runtime.liveObjectCount
+    }
+
+    func makeCalc(_ base: String, calls: Locked<Int> = Locked(0)) throws -> RuntimeClass {
+        let cls = try makeClass(base)
+        try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in
+            calls.withLock { $0 += 1 }
+            return a + b
+        }
+        try cls.addMethod("make") { (me: ObjectRef) -> Object? in try me.runtimeClass!.createInstance() }
+        return cls
+    }
+}
