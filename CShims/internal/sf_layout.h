@@ -108,6 +108,8 @@ bool sf_try_retain(sf_id obj);
 uint32_t sf_object_flags(sf_id obj);
 void sf_object_set_flags(sf_id obj, uint32_t bits);
 void *sf_object_side(sf_id obj);
+/* sf_object_side inline, for the per-object hook's call path. */
+static inline void *sf_object_side_inline(sf_id obj) { return atomic_load_explicit(&obj->side, memory_order_acquire); }
 /* Installs `side` if none is set; returns the one that is set afterwards. */
 void *sf_object_install_side(sf_id obj, void *side);
 /* Clears `side` if it is still the one set (runtime lock held); true if it was. */

@@ -1,6 +1,7 @@
 // C code that drives the runtime through its public header only, as a C program would.
 #include "CInteropFixtures.h"
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -657,3 +658,16 @@ uintptr_t fx_call_object_and_release(sf_id obj, const char *sel) {
     sf_release(result);
     return count;
 }
+
+double fx_sum_doubles(sf_id self, sf_sel cmd, int n, ...) {
+    (void)self;
+    (void)cmd;
+    va_list ap;
+    va_start(ap, n);
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += va_arg(ap, double);
+    va_end(ap);
+    return sum;
+}
+
+sf_imp fx_sum_doubles_imp(void) { return (sf_imp)fx_sum_doubles; }

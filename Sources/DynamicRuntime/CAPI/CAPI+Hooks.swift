@@ -25,7 +25,8 @@ enum CHooks {
     /// The Swift hook body that runs a C callback.
     static func body(_ fn: @escaping sf_hook_fn, _ context: UnsafeMutableRawPointer?) -> @Sendable (HookContext) throws -> Void {
         let ctx = UInt(bitPattern: context)
-        return { (h: HookContext) throws(RuntimeError) in
+        // Untyped, as `HookRegistry.Body` is: no reabstraction thunk per call.
+        return { (h: HookContext) throws in
             var call = CCall(hook: h)
             sf_clear_last_error()
             let status = CCall.run(&call) { fn($0, UnsafeMutableRawPointer(bitPattern: ctx)) }

@@ -6,25 +6,28 @@ import CShims
 struct CCall {
     /// Set for hook calls: `proceed` and the original implementation come from it.
     let hook: HookContext?
-    let signature: Signature
+    /// A method body's signature, unretained (the caller holds it for the call); a hook call
+    /// reads its hook's. No reference is retained: a CCall costs nothing to make or drop.
+    private let bodySignature: Unmanaged<SignatureStorage>?
     let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     let returnStorage: UnsafeMutableRawPointer
     var previous: UnsafeMutableRawPointer?
 
     init(hook: HookContext) {
         self.hook = hook
-        signature = hook.signature
+        bodySignature = nil
         arguments = hook.arguments
         returnStorage = hook.returnStorage
     }
 
     init(signature: Signature, arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>, returnStorage: UnsafeMutableRawPointer) {
         hook = nil
-        self.signature = signature
+        bodySignature = Unmanaged.passUnretained(signature.storage)
         self.arguments = arguments
         self.returnStorage = returnStorage
     }
 
+    var signature: Signature { hook?.signature ?? Signature(storage: bodySignature!.takeUnretainedValue()) }
     var target: sf_id? { arguments[0]!.load(as: sf_id?.self) }
     var selector: Selector { Selector(raw: arguments[1]!.load(as: sf_sel.self)) }
     var className: String { CAPIValues.className(of: target) }

@@ -30,5 +30,7 @@ extension RuntimeClass {
         Runtime.state.lock.assertHeld()
         sf_cache_flush(raw)
         for s in subclasses { s.flushCaches() }
+        // A hidden class's hooked entries keep the visible class's method they run around.
+        if isHidden { for record in methods.values { record.hook?.resolveInherited() } }
     }
 }

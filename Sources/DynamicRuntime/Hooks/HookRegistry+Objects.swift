@@ -158,7 +158,7 @@ enum ObjectHookList {
     /// read section: the list is freed only after a grace period).
     @inline(__always)
     static func chainRef(of receiver: sf_id?, _ selector: sf_sel) -> Unmanaged<HookChain>? {
-        guard let receiver, let side = sf_object_side(receiver) else { return nil }
+        guard let receiver, let side = sf_object_side_inline(receiver) else { return nil }
         var node = Unmanaged<ObjectSideTable>.fromOpaque(side)._withUnsafeGuaranteedRef { $0.hooksRef }
         while let n = node {
             let (found, next) = n._withUnsafeGuaranteedRef { c in

@@ -16,24 +16,37 @@ extension MethodHook {
         try runHidden(chain, ret, args)
     }
 
-    /// The hidden class's entry: the receiver's own chain, from its side table. One lookup in
-    /// the visible class finds the class's hook, or else the original the chain wraps. All read
-    /// as guaranteed references: the read section keeps them.
+    /// The hidden class's entry: the receiver's own chain, from its side table, merged after the
+    /// chain of the visible class's hook if that entry is hooked, else wrapping the original.
+    /// The visible class's method is resolved when caches are flushed (`inheritedMethod`). All
+    /// read as guaranteed references: the read section keeps them.
     @inline(never)
     private func runHidden(_ chain: Unmanaged<HookChain>, _ ret: UnsafeMutableRawPointer,
                            _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         let own = ObjectHookList.chainRef(of: args[0]!.load(as: sf_id?.self), selector.raw)
-        guard let visible = sf_class_super(cls.raw), let m = sf_lookup_method(visible, selector.raw) else {
-            return try run(own ?? chain, inner: nil, inherited: nil, ret, args)
-        }
-        if let record = sf_method_owner(m),
+        var target = Unmanaged.passUnretained(self)
+        var outer = own ?? chain
+        var inner: Unmanaged<HookChain>? = nil
+        var original = sf_method_t(bitPattern: inheritedMethod.load(ordering: .acquiring))
+            ?? sf_class_super(cls.raw).flatMap { sf_lookup_method($0, selector.raw) }
+        if let m = original, let record = sf_method_owner(m),
            let classHook = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef({ $0.hookRef }) {
-            try withGuaranteed(classHook) { (h) throws(RuntimeError) in
-                try h.run(Unmanaged.fromOpaque(sf_hook_chain(h.slot)!), inner: own, inherited: nil, ret, args)
-            }
-        } else {
-            try run(own ?? chain, inner: nil, inherited: m, ret, args)
+            // The class hook's own call reaches the original.
+            target = classHook
+            outer = Unmanaged.fromOpaque(classHook._withUnsafeGuaranteedRef { sf_hook_chain($0.slot)! })
+            inner = own
+            original = nil
         }
+        try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(outer, inner: inner, inherited: original, ret, args) }
+    }
+
+    /// Resolves the visible class's method for `runHidden` (lock held): when the hidden entry is
+    /// installed and whenever caches are flushed, which every change to a method table does.
+    func resolveInherited() {
+        Runtime.state.lock.assertHeld()
+        guard isHidden else { return }
+        let m = cls.lookupSuperclass?.findMethod(selector)?.raw
+        inheritedMethod.store(UInt(bitPattern: m), ordering: .releasing)
     }
 
     /// Runs `chain`, and `inner` position by position after it (class, then object): before
@@ -113,26 +126,34 @@ extension MethodHook {
     @inline(__always)
     func callOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer,
                       inherited: sf_method_t? = nil) throws(RuntimeError) {
-        guard let imp = sf_hook_original(slot) else { return try callInheritedOriginal(args, ret, inherited) }
+        let imp: sf_imp
+        let owner: UnsafeRawPointer?
+        if let own = sf_hook_original(slot) {
+            // The owner word may lag the IMP during a replace; then the entry differs and the
+            // IMP is called.
+            imp = own
+            owner = UnsafeRawPointer(sf_hook_owner(slot))
+        } else if let m = inherited {
+            imp = sf_method_imp(m)!
+            owner = sf_method_owner(m).flatMap {
+                UnsafeRawPointer(bitPattern: Unmanaged<MethodRecord>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.ownerWord })
+            }
+        } else {
+            return try callInheritedOriginal(args, ret)
+        }
         // A Swift closure (or another hook's trampoline) runs its body on this very argument
-        // vector: no trampoline or ffi_call that would only unpack it again. The owner word may
-        // lag the IMP during a replace; then the entry differs and the IMP is called.
-        if let owner = sf_hook_owner(slot), try callBodyIfEntry(owner, imp, args, ret) { return }
+        // vector: no trampoline or ffi_call that would only unpack it again.
+        if let owner, try callBodyIfEntry(owner, imp, args, ret) { return }
         try callDirect(imp, args, ret)
     }
 
-    private func callInheritedOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer,
-                                       _ found: sf_method_t?) throws(RuntimeError) {
-        guard let m = found ?? cls.lookupSuperclass.flatMap({ sf_lookup_method($0.raw, selector.raw) }) else {
+    @inline(never)
+    private func callInheritedOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+                                       _ ret: UnsafeMutableRawPointer) throws(RuntimeError) {
+        guard let m = cls.lookupSuperclass.flatMap({ sf_lookup_method($0.raw, selector.raw) }) else {
             throw Forwarding.unrecognized(cls.raw, selector)
         }
-        let imp = sf_method_imp(m)!
-        if let record = sf_method_owner(m),
-           let owner = UnsafeRawPointer(bitPattern: Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.ownerWord }),
-           try callBodyIfEntry(owner, imp, args, ret) {
-            return
-        }
-        try callDirect(imp, args, ret)
+        try callOriginal(args, ret, inherited: m)
     }
 
     /// Runs the body of the closure IMP `owner` when `imp` is its entry; says whether it did.

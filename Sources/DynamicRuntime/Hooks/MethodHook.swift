@@ -41,6 +41,9 @@ final class MethodHook: @unchecked Sendable {
     let wideReturn: Bool
     /// Whether the class is a hidden per-object one, whose chain runs inside its class's hook.
     let isHidden: Bool
+    /// For a hidden class's entry: the visible class's method for the selector (`sf_method_t`
+    /// bits, 0 if none), resolved under the lock whenever caches are flushed.
+    let inheritedMethod = Atomic<UInt>(0)
 
     init(cls: RuntimeClass, selector: Selector, signature: Signature, inherited: Bool, original: IMP) throws(RuntimeError) {
         self.cls = cls

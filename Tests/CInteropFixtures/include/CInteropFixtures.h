@@ -28,6 +28,11 @@ long fx_widen_char(sf_id self, sf_sel cmd, signed char c);             /* q@:c *
 unsigned short fx_ushort_max(sf_id self, sf_sel cmd);                  /* S@: */
 bool fx_is_positive(sf_id self, sf_sel cmd, double x);                 /* B@:d */
 fx_point fx_point_scale(sf_id self, sf_sel cmd, fx_point p, double k); /* {fx_point=dd}@:{fx_point=dd}d */
+/* A variadic method, - (double)sum:(int)n, ...: adds n doubles read with va_arg, which finds the
+ * ones passed in registers only when the caller set %al (vector registers used) above 0. */
+double fx_sum_doubles(sf_id self, sf_sel cmd, int n, ...);
+/* fx_sum_doubles as an IMP (Swift does not import variadic C functions). */
+sf_imp fx_sum_doubles_imp(void);
 fx_quad fx_quad_reverse(sf_id self, sf_sel cmd, fx_quad q);            /* {fx_quad=qqqq}@:{fx_quad=qqqq} */
 double fx_mixed_sum(sf_id self, sf_sel cmd, fx_mixed m);               /* d@:{fx_mixed=cid} */
 const char *fx_class_name_of(sf_id self, sf_sel cmd);                  /* *@: */
