@@ -23,17 +23,12 @@ public enum IntMethodBody {
 }
 
 extension RuntimeClass {
-
     /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.
     @discardableResult
     public func addMethod(
         _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef) throws -> Int
     ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [],
-                                        word: { o, _, _, _, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o)))) },
-                                        direct: DirectIntBody(box: IntMethodBody0(body), arity: 0)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
-        }
+        let (imp, sig) = try intIMP(selector, types, body)
         return try install(selector, imp, sig, replacing: false).method
     }
 
@@ -42,116 +37,127 @@ extension RuntimeClass {
     public func replaceMethod(
         _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef) throws -> Int
     ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [],
-                                        word: { o, _, _, _, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o)))) },
-                                        direct: DirectIntBody(box: IntMethodBody0(body), arity: 0)) { ret, args in
+        let (imp, sig) = try intIMP(selector, types, body)
+        return try install(selector, imp, sig, replacing: true).previous
+    }
+
+    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.
+    @discardableResult
+    public func addMethod(
+        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int) throws -> Int
+    ) throws(RuntimeError) -> Method {
+        let (imp, sig) = try intIMP(selector, types, body)
+        return try install(selector, imp, sig, replacing: false).method
+    }
+
+    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.
+    @discardableResult
+    public func replaceMethod(
+        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int) throws -> Int
+    ) throws(RuntimeError) -> IMP? {
+        let (imp, sig) = try intIMP(selector, types, body)
+        return try install(selector, imp, sig, replacing: true).previous
+    }
+
+    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.
+    @discardableResult
+    public func addMethod(
+        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int) throws -> Int
+    ) throws(RuntimeError) -> Method {
+        let (imp, sig) = try intIMP(selector, types, body)
+        return try install(selector, imp, sig, replacing: false).method
+    }
+
+    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.
+    @discardableResult
+    public func replaceMethod(
+        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int) throws -> Int
+    ) throws(RuntimeError) -> IMP? {
+        let (imp, sig) = try intIMP(selector, types, body)
+        return try install(selector, imp, sig, replacing: true).previous
+    }
+
+    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.
+    @discardableResult
+    public func addMethod(
+        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int, Int) throws -> Int
+    ) throws(RuntimeError) -> Method {
+        let (imp, sig) = try intIMP(selector, types, body)
+        return try install(selector, imp, sig, replacing: false).method
+    }
+
+    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.
+    @discardableResult
+    public func replaceMethod(
+        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int, Int) throws -> Int
+    ) throws(RuntimeError) -> IMP? {
+        let (imp, sig) = try intIMP(selector, types, body)
+        return try install(selector, imp, sig, replacing: true).previous
+    }
+
+    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.
+    @discardableResult
+    public func addMethod(
+        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int, Int, Int) throws -> Int
+    ) throws(RuntimeError) -> Method {
+        let (imp, sig) = try intIMP(selector, types, body)
+        return try install(selector, imp, sig, replacing: false).method
+    }
+
+    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.
+    @discardableResult
+    public func replaceMethod(
+        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int, Int, Int) throws -> Int
+    ) throws(RuntimeError) -> IMP? {
+        let (imp, sig) = try intIMP(selector, types, body)
+        return try install(selector, imp, sig, replacing: true).previous
+    }
+}
+
+// The closure IMP of each arity, for addMethod and replaceMethod alike.
+extension RuntimeClass {
+    func intIMP(_ selector: Selector, _ types: String?,
+                _ body: @escaping @Sendable (ObjectRef) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+        try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [],
+                       word: { o, _, _, _, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o)))) },
+                       direct: DirectIntBody(box: IntMethodBody0(body), arity: 0)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
         }
-        return try install(selector, imp, sig, replacing: true).previous
     }
 
-    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.
-    @discardableResult
-    public func addMethod(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int) throws -> Int
-    ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding],
-                                        word: { o, _, a, _, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a))))) },
-                                        direct: DirectIntBody(box: IntMethodBody1(body), arity: 1)) { ret, args in
+    func intIMP(_ selector: Selector, _ types: String?,
+                _ body: @escaping @Sendable (ObjectRef, Int) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+        try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding],
+                       word: { o, _, a, _, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a))))) },
+                       direct: DirectIntBody(box: IntMethodBody1(body), arity: 1)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2)).storeReturn(to: ret)
         }
-        return try install(selector, imp, sig, replacing: false).method
     }
 
-    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.
-    @discardableResult
-    public func replaceMethod(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int) throws -> Int
-    ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding],
-                                        word: { o, _, a, _, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a))))) },
-                                        direct: DirectIntBody(box: IntMethodBody1(body), arity: 1)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2)).storeReturn(to: ret)
-        }
-        return try install(selector, imp, sig, replacing: true).previous
-    }
-
-    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.
-    @discardableResult
-    public func addMethod(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int) throws -> Int
-    ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding],
-                                        word: { o, _, a, b, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b))))) },
-                                        direct: DirectIntBody(box: IntMethodBody2(body), arity: 2)) { ret, args in
+    func intIMP(_ selector: Selector, _ types: String?,
+                _ body: @escaping @Sendable (ObjectRef, Int, Int) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+        try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding],
+                       word: { o, _, a, b, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b))))) },
+                       direct: DirectIntBody(box: IntMethodBody2(body), arity: 2)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2), Int.argument(args, 3)).storeReturn(to: ret)
         }
-        return try install(selector, imp, sig, replacing: false).method
     }
 
-    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.
-    @discardableResult
-    public func replaceMethod(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int) throws -> Int
-    ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding],
-                                        word: { o, _, a, b, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b))))) },
-                                        direct: DirectIntBody(box: IntMethodBody2(body), arity: 2)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2), Int.argument(args, 3)).storeReturn(to: ret)
-        }
-        return try install(selector, imp, sig, replacing: true).previous
-    }
-
-    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.
-    @discardableResult
-    public func addMethod(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int, Int) throws -> Int
-    ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding, Int.typeEncoding],
-                                        word: { o, _, a, b, c, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b)), Int(bitPattern: UInt(c))))) },
-                                        direct: DirectIntBody(box: IntMethodBody3(body), arity: 3)) { ret, args in
+    func intIMP(_ selector: Selector, _ types: String?,
+                _ body: @escaping @Sendable (ObjectRef, Int, Int, Int) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+        try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding, Int.typeEncoding],
+                       word: { o, _, a, b, c, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b)), Int(bitPattern: UInt(c))))) },
+                       direct: DirectIntBody(box: IntMethodBody3(body), arity: 3)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2), Int.argument(args, 3), Int.argument(args, 4)).storeReturn(to: ret)
         }
-        return try install(selector, imp, sig, replacing: false).method
     }
 
-    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.
-    @discardableResult
-    public func replaceMethod(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int, Int) throws -> Int
-    ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding, Int.typeEncoding],
-                                        word: { o, _, a, b, c, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b)), Int(bitPattern: UInt(c))))) },
-                                        direct: DirectIntBody(box: IntMethodBody3(body), arity: 3)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2), Int.argument(args, 3), Int.argument(args, 4)).storeReturn(to: ret)
-        }
-        return try install(selector, imp, sig, replacing: true).previous
-    }
-
-    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.
-    @discardableResult
-    public func addMethod(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int, Int, Int) throws -> Int
-    ) throws(RuntimeError) -> Method {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding, Int.typeEncoding, Int.typeEncoding],
-                                        word: { o, _, a, b, c, d in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b)), Int(bitPattern: UInt(c)), Int(bitPattern: UInt(d))))) },
-                                        direct: DirectIntBody(box: IntMethodBody4(body), arity: 4)) { ret, args in
+    func intIMP(_ selector: Selector, _ types: String?,
+                _ body: @escaping @Sendable (ObjectRef, Int, Int, Int, Int) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+        try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding, Int.typeEncoding, Int.typeEncoding],
+                       word: { o, _, a, b, c, d in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b)), Int(bitPattern: UInt(c)), Int(bitPattern: UInt(d))))) },
+                       direct: DirectIntBody(box: IntMethodBody4(body), arity: 4)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2), Int.argument(args, 3), Int.argument(args, 4), Int.argument(args, 5)).storeReturn(to: ret)
         }
-        return try install(selector, imp, sig, replacing: false).method
     }
-
-    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.
-    @discardableResult
-    public func replaceMethod(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable (ObjectRef, Int, Int, Int, Int) throws -> Int
-    ) throws(RuntimeError) -> IMP? {
-        let (imp, sig) = try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding, Int.typeEncoding, Int.typeEncoding],
-                                        word: { o, _, a, b, c, d in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b)), Int(bitPattern: UInt(c)), Int(bitPattern: UInt(d))))) },
-                                        direct: DirectIntBody(box: IntMethodBody4(body), arity: 4)) { ret, args in
-            try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2), Int.argument(args, 3), Int.argument(args, 4), Int.argument(args, 5)).storeReturn(to: ret)
-        }
-        return try install(selector, imp, sig, replacing: true).previous
-    }
-
 }
