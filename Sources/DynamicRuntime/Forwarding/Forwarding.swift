@@ -100,7 +100,7 @@ enum Forwarding {
     /// the signature is found by that pointer instead of parsed again.
     static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
         guard implements(cls, methodSignature) else { return nil }
-        let text: CString = try ObjectRef(raw).send(methodSignature, selector)
+        let text: BorrowedCString = try ObjectRef(raw).send(methodSignature, selector)
         guard let p = text.pointer else { return nil }
         if let known = sf_sig_cache_by_types(p) { return Signature(raw: known) }
         let sig = try Signature(String(cString: p))
@@ -153,3 +153,15 @@ enum Forwarding {
 }
 
 // MARK: - Errors raised inside IMPs
+
+/// A C string returned by `methodSignatureForSelector:`, read without a copy (a `CString`
+/// return copies, two allocations per forwarded call): it is used at once, before the send's
+/// lent strings are drained, and is usually an interned signature's own types.
+struct BorrowedCString: MessageReturn, WordRepresentable {
+    let pointer: UnsafePointer<CChar>?
+    static var returnEncoding: TypeEncoding { .cString }
+    init(returnStorage: UnsafeRawPointer) { pointer = returnStorage.load(as: UnsafePointer<CChar>?.self) }
+    func storeReturn(to storage: UnsafeMutableRawPointer) { storage.storeBytes(of: pointer, as: UnsafePointer<CChar>?.self) }
+    var word: UInt64 { UInt64(UInt(bitPattern: pointer)) }
+    init(word: UInt64) { pointer = UnsafePointer(bitPattern: UInt(word)) }
+}
