@@ -99,7 +99,7 @@ public struct HookContext {
            isKnownUniquelyReferenced(&record!.storage) {
             let s = record!.storage
             s.refill(from: arguments)
-            s.h.pointee.implementation = hook.currentOriginal()
+            s.h.pointee.implementation = hookRef._withUnsafeGuaranteedRef { $0.currentOriginal() }
             s.retainArguments()
         } else {
             record = makeInvocation()

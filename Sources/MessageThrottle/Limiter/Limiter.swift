@@ -234,8 +234,14 @@ public final class Limiter<Payload>: @unchecked Sendable {
     }
 
     /// Under the lock, so that tokens follow the machine's decisions in order (an executor
-    /// never runs work inside `schedule`).
+    /// never runs work inside `schedule`). Inlined as far as `.keep`, what most messages get.
+    @inline(__always)
     func changeTimer(_ change: Machine.TimerChange, _ s: inout Storage) {
+        if case .keep = change { return }
+        replaceTimer(change, &s)
+    }
+
+    private func replaceTimer(_ change: Machine.TimerChange, _ s: inout Storage) {
         switch change {
         case .keep:
             return
