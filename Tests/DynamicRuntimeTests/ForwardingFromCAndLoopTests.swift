@@ -166,12 +166,7 @@ final class ForwardingFromCAndLoopTests: ForwardingPipelineTestCase {
     func testEveryStageIsAMethodCCodeCouldDefine() throws {
         // The Swift setters install real methods under the Objective-C names.
         let cls = try makeClass("FwdRealMethods")
-        try cls.setForwardingTarget { _, _ in nil }
-        try cls.setMethodSignature { _, _ in nil }
-        try cls.setForwardInvocation { _ in }
-        try cls.setDoesNotRecognizeSelector { _, _ in }
-        try cls.setResolveInstanceMethod { _, _ in false }
-        try cls.setResolveClassMethod { _, _ in false }
+        try setEveryForwardingStage(on: cls)
         for name in ["forwardingTargetForSelector:", "methodSignatureForSelector:", "forwardInvocation:", "doesNotRecognizeSelector:"] {
             XCTAssertNotNil(cls.ownMethod(for: Selector(name)), name)
             XCTAssertTrue(sf_class_respondsToSelector(cls.raw, Selector(name).raw), name)

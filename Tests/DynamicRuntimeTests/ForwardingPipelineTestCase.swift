@@ -6,15 +6,7 @@ import XCTest
 
 /// Shared set-up of the forwarding-path tests (one class per group of stages): a live-object
 /// baseline and a target class.
-class ForwardingPipelineTestCase: XCTestCase {
-    var objectBaseline = 0
-
-    override func setUp() {
-        super.setUp()
-        fwdCollect()
-        objectBaseline = Runtime.liveObjectCount
-    }
-
+class ForwardingPipelineTestCase: LiveObjectTestCase {
     /// A class whose instances answer `add:to:`, `scale:` (double), `payload` (object) and
     /// `frame` (a 32-byte struct), recording the receiver they ran on.
     func makeTarget(_ base: String = "FwdTarget", receivers: Locked<[sf_id?]>? = nil) throws -> RuntimeClass {

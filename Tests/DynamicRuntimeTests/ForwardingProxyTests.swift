@@ -4,15 +4,7 @@ import CShims
 import XCTest
 @testable import DynamicRuntime
 
-final class ForwardingProxyTests: XCTestCase {
-    var objectBaseline = 0
-
-    override func setUp() {
-        super.setUp()
-        fwdCollect()
-        objectBaseline = Runtime.liveObjectCount
-    }
-
+final class ForwardingProxyTests: LiveObjectTestCase {
     /// A target with methods of several shapes and a call log.
     func makeTarget(log: Locked<[String]>) throws -> RuntimeClass {
         let cls = try makeClass("FwdProxyTarget", ivars: [("child", .object), ("total", .int64)])

@@ -5,15 +5,7 @@ import XCTest
 @testable import DynamicRuntime
 
 /// A live-object baseline and a calculator class to hook.
-class HookBehaviourTestCase: XCTestCase {
-    var objectBaseline = 0
-
-    override func setUp() {
-        super.setUp()
-        fwdCollect()
-        objectBaseline = Runtime.liveObjectCount
-    }
-
+class HookBehaviourTestCase: LiveObjectTestCase {
     /// A class with `add:to:` (counting its calls) and a few other shapes.
     func makeCalc(_ base: String = "HookCalc", calls: Locked<Int> = Locked(0)) throws -> RuntimeClass {
         let cls = try makeClass(base, ivars: [("tag", .int64)])

@@ -5,15 +5,7 @@ import XCTest
 @testable import DynamicRuntime
 
 /// A live-object baseline and a small calculator class to hook.
-class HookSafetyTestCase: XCTestCase {
-    var objectBaseline = 0
-
-    override func setUp() {
-        super.setUp()
-        fwdCollect()
-        objectBaseline = Runtime.liveObjectCount
-    }
-
+class HookSafetyTestCase: LiveObjectTestCase {
     func makeCalc(_ base: String, calls: Locked<Int> = Locked(0)) throws -> RuntimeClass {
         let cls = try makeClass(base)
         try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in

@@ -45,12 +45,7 @@ final class HookSafetyTests: HookSafetyTestCase {
 
     func testReservedSelectorsCannotBeHooked() throws {
         let cls = try makeCalc("HookReserved")
-        try cls.setForwardingTarget { _, _ in nil }
-        try cls.setMethodSignature { _, _ in nil }
-        try cls.setForwardInvocation { _ in }
-        try cls.setDoesNotRecognizeSelector { _, _ in }
-        try cls.setResolveInstanceMethod { _, _ in false }
-        try cls.setResolveClassMethod { _, _ in false }
+        try setEveryForwardingStage(on: cls)
         let o = try cls.createInstance()
         for name in ["forwardInvocation:", "methodSignatureForSelector:", "forwardingTargetForSelector:",
                      "doesNotRecognizeSelector:", "dealloc"] {

@@ -210,17 +210,7 @@ final class HookScopeTests: HookBehaviourTestCase {
     // MARK: - super
 
     func testSuperclassAndSubclassHookedWhereTheSubclassCallsSuper() throws {
-        let base = try makeClass("HookSuperBase")
-        try base.addMethod("value:") { (_: ObjectRef, x: Int) in x + 1 }
-        let sub = try makeClass("HookSuperSub", superclass: base)
-        // [super value:x*10] + 1000, spelled the C way: sf_msg_lookup_super from the superclass.
-        // (obj.asSuper(of:) does not reach the superclass today: ForwardingKnownBugTests.)
-        try sub.addMethod("value:") { (me: ObjectRef, x: Int) -> Int in
-            typealias F = @convention(c) (sf_id?, sf_sel?, Int64) -> Int64
-            let sel = Selector("value:")
-            let superIMP = unsafeBitCast(sf_msg_lookup_super(base.raw, sel.raw)!, to: F.self)
-            return Int(superIMP(me.raw, sel.raw, Int64(x * 10))) + 1000
-        }
+        let (base, sub) = try makeSuperCallingPair("HookSuper")
         let s = try sub.createInstance()
         let b = try base.createInstance()
         XCTAssertEqual(try s.send("value:", 1) as Int, 1011)

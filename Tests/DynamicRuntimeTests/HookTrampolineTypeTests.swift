@@ -9,15 +9,7 @@ import XCTest
 /// What the native many-argument C IMP last received (it cannot capture context).
 nonisolated(unsafe) private var nativeRecord: [String] = []
 
-final class HookTrampolineTypeTests: XCTestCase {
-    var objectBaseline = 0
-
-    override func setUp() {
-        super.setUp()
-        fwdCollect()
-        objectBaseline = Runtime.liveObjectCount
-    }
-
+final class HookTrampolineTypeTests: LiveObjectTestCase {
     /// `echo:` returns its argument; `echo:` is sent typed (callWords or libffi) and dynamically,
     /// unhooked, then through before + instead + after hooks, then with an instead-hook that
     /// replaces the argument, then unhooked again.

@@ -7,16 +7,8 @@ import XCTest
 @testable import DynamicRuntime
 
 /// A live-object baseline, a recorder class taking every argument type, and values for it.
-class InvocationRecordTestCase: XCTestCase {
+class InvocationRecordTestCase: LiveObjectTestCase {
     static let allTypes = "v@:cCsSiIqQfdB*@#:^v{Point=dd}{Rect={Point=dd}{Size=dd}}"
-
-    var objectBaseline = 0
-
-    override func setUp() {
-        super.setUp()
-        fwdCollect()
-        objectBaseline = Runtime.liveObjectCount
-    }
 
     /// A class with `all:…` taking every argument type, recording what it received.
     func makeRecorder(_ seen: Locked<[String]>) throws -> RuntimeClass {

@@ -54,15 +54,7 @@ final class PerObjectHookTests: XCTestCase {
     }
 
     func testSuperCallsThroughAnObjectHookedInASubclass() throws {
-        let base = try makeClass("PerObjectSuperBase")
-        try base.addMethod("value:") { (_: ObjectRef, x: Int) in x + 1 }
-        let sub = try makeClass("PerObjectSuperSub", superclass: base)
-        try sub.addMethod("value:") { (me: ObjectRef, x: Int) -> Int in
-            typealias F = @convention(c) (sf_id?, sf_sel?, Int64) -> Int64
-            let sel = Selector("value:")
-            let superIMP = unsafeBitCast(sf_msg_lookup_super(base.raw, sel.raw)!, to: F.self)
-            return Int(superIMP(me.raw, sel.raw, Int64(x * 10))) + 1000
-        }
+        let (base, sub) = try makeSuperCallingPair("PerObjectSuper")
         let s = try sub.createInstance()
         let log = Locked<[String]>([])
         let tb = try base.hook("value:", .before) { _ in log.withLock { $0.append("base") } }
