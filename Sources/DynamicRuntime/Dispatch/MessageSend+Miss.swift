@@ -37,11 +37,7 @@ extension MessageSend {
         // The result's bytes, not an `R?`: Optional<R>'s metadata would be looked up on every
         // call. Every typed return fits 16 bytes but structs, which take the general way.
         guard MemoryLayout<R>.size <= 16 else {
-            var result: R? = nil
-            try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, _ in
-                result = R(returnStorage: ret)
-            }
-            return result!
+            return try largeMiss(raw, selector, cls: cls, values: values)
         }
         var bytes: (UInt64, UInt64) = (0, 0)
         // Types the key names exactly, seen before: the frame is laid out from the caller's own
@@ -58,11 +54,24 @@ extension MessageSend {
         return withUnsafeBytes(of: bytes) { R(returnStorage: $0.baseAddress!) }
     }
 
+    /// Stages 3-4 for a result bigger than 16 bytes. Apart so that `typedMiss` needs no
+    /// `Optional<R>` metadata: it was looked up on every forwarded call, before the
+    /// specialization check (a tenth of a forwarded call).
+    @inline(never)
+    private static func largeMiss<R: MessageReturn>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                                    values: () -> [any MessageArgument]) throws(RuntimeError) -> R {
+        var result: R? = nil
+        try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, _ in
+            result = R(returnStorage: ret)
+        }
+        return result!
+    }
+
     /// Copies a forwarded call's result for a typed caller, dropping a +1 object a caller that
     /// asked for no value did not take.
     private static func keepResult(_ ret: UnsafeMutableRawPointer, _ ran: Signature, returning: TypeEncoding,
                                    in bytes: inout (UInt64, UInt64)) {
-        if returning == .void, ran.returnType == .object, let o = ret.load(as: sf_id?.self) {
+        if returning == .void, ran.storage.returnsObject, let o = ret.load(as: sf_id?.self) {
             sf_release_inline(o)
             return
         }

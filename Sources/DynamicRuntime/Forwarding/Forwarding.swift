@@ -68,7 +68,7 @@ enum Forwarding {
         let frame = SwiftFrame(signature: Signature(storage: storage.h.pointee.signature),
                                arguments: storage.argv, returnValue: storage.returnPointer)
         let sig = try handleMiss(target, Selector(raw: storage.h.pointee.selector), cls: cls, frame: frame)
-        storage.h.pointee.ownsReturnObject = sig.returnType == .object
+        storage.h.pointee.ownsReturnObject = sig.storage.returnsObject
     }
 
     // MARK: - Stages

@@ -156,7 +156,7 @@ extension Invocation: MessageFrame {
         storage.clearReturn()
         let lent = sf_lent_mark()
         write(storage.returnPointer)
-        storage.h.pointee.ownsReturnObject = storage.h.pointee.signature.returnType == .object
+        storage.h.pointee.ownsReturnObject = storage.h.pointee.signature.returnsObject
         storage.adoptLentReturn(since: lent)
     }
 }
