@@ -43,8 +43,15 @@ extension MessageSend {
         // Types the key names exactly, seen before: the frame is laid out from the caller's own
         // values (`store`), with no argument array, type list or byte-count check.
         if exact, R.returnEncoding.isExactInKey, let known = sf_sig_cache_by_key(key) {
-            try forwardFrame(raw, selector, cls: cls, Signature(raw: known), count: count, store: store, fromStage: 3) { ret, ran in
-                keepResult(ret, ran, returning: R.returnEncoding, in: &bytes)
+            let sig = Signature(raw: known)
+            switch try Forwarding.typedInvocationStages(raw, selector, cls: cls, sig, count: count, store: store) {
+            case let .returned(lo, hi):
+                bytes = (lo, hi)
+            case let .declared(handler, declared):
+                try forwardFrame(raw, selector, cls: cls, sig, count: count, store: store, fromStage: 3,
+                                 answered: (handler, declared)) { ret, ran in
+                    keepResult(ret, ran, returning: R.returnEncoding, in: &bytes)
+                }
             }
         } else {
             try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, ran in
@@ -98,9 +105,11 @@ extension MessageSend {
     }
 
     /// The forwarding path for a frame laid out for `sig` by `store` (the caller checked the
-    /// values against it).
+    /// values against it). `answered`: stage 3 already found `forwardInvocation:` and asked
+    /// `methodSignatureForSelector:`, which is not asked again.
     static func forwardFrame(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: Signature, count: Int,
                              store: (Int, UnsafeMutableRawPointer) -> Void, fromStage stage: Int,
+                             answered: (handler: sf_method_t, declared: Signature)? = nil,
                              load: (UnsafeMutableRawPointer, Signature) -> Void) throws(RuntimeError) {
         var spill: UnsafeMutableRawPointer?
         defer { spill?.deallocate() }
@@ -108,6 +117,10 @@ extension MessageSend {
             let ran = try withFrame(raw, selector, sig, count: count, store: store) { argv throws(RuntimeError) in
                 try withUnsafeMutablePointer(to: &spill) { (spill) throws(RuntimeError) in
                     let frame = SwiftFrame(signature: sig, arguments: argv, returnValue: ret, spill: spill)
+                    if let answered {
+                        return try Forwarding.invocationStage(raw, selector, cls: cls, frame: frame,
+                                                              handler: answered.handler, declared: answered.declared)
+                    }
                     if stage == 3 { return try Forwarding.invocationStages(raw, selector, cls: cls, frame: frame) }
                     return try Forwarding.handleMiss(raw, selector, cls: cls, frame: frame)
                 }
