@@ -12,21 +12,36 @@ enum MessageSend {
         return receiver.isSuperSend ? nil : sf_object_isa(raw)
     }
 
+    /// A typed send. `args` are the call's arguments as a tuple; `values` and `store` read them
+    /// without capturing anything, so the closures that carry `args` to the general and miss
+    /// paths are built on those paths only: the fast path (a cached method whose key is the
+    /// call's) builds no closure context.
     @inlinable @inline(__always)
-    static func typed<R: MessageReturn>(
+    static func typed<R: MessageReturn, Args>(
         _ receiver: some MessageReceiver, _ selector: Selector, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
-        count: Int, exact: Bool = false, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+        count: Int, exact: Bool = false, args: Args, values: (Args) -> [any MessageArgument],
+        store: (Args, Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
         guard let raw = receiver.receiver.raw else { return zeroValue() }
         Runtime.discardStalePending()
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
-            return try typedMiss(raw, selector, cls: startClass(receiver, raw), key: key, words: words, count: count,
-                                 exact: exact, values: values, store: store)
+        let start = startClass(receiver, raw)
+        // A typed key is never 0 and the cache markers' is: a hit whose key is the call's is a
+        // real method of this signature, so the marker checks wait for the other paths.
+        if let start, let words, R.returnKind != .other, key != 0, let m = sf_cache_probe(start, selector.raw),
+           sf_method_key(m) == key {
+            // The receiver's class for a body's error: the class just looked in, unless this is a
+            // super send (read before the call: the body may free the receiver).
+            let visible = receiver.lookupStart == nil ? start : sf_object_isa(raw)
+            return try matchedCall(m, raw, selector.raw, visible, words, count: count)
+        }
+        guard let cls = start, let method = sf_lookup_method(cls, selector.raw) else {
+            return try typedMiss(raw, selector, cls: start, key: key, words: words, count: count, exact: exact,
+                                 values: { values(args) }, store: { store(args, $0, $1) })
         }
         return try typedCall(raw, selector, cls: cls, method: method, key: key, words: words, count: count,
-                             values: values, store: store)
+                             values: { values(args) }, store: { store(args, $0, $1) })
     }
 
     /// Calls a method a typed send found (read section held): a closure's word body directly,
@@ -39,12 +54,25 @@ enum MessageSend {
     ) throws(RuntimeError) -> R {
         let sigKey = sf_method_key(method)
         if sigKey == key, key != 0, let words, R.returnKind != .other {
-            if let bits = try closureWords(method, raw, selector.raw, words, count: count) { return R.fromRegister(bits) }
-            let r: R = callWords(sf_method_imp(method)!, raw, selector.raw, words, count: count)
-            if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
-            return r
+            return try matchedCall(method, raw, selector.raw, sf_object_isa(raw), words, count: count)
         }
         return try general(raw, selector, cls: cls, method: method, count: count, values: values, store: store)
+    }
+
+    /// The call of a method whose key is the send's and whose arguments travel in integer
+    /// registers: the closure's body directly, else the IMP as a C function. `visible` is the
+    /// receiver's class read before the call (hidden classes are skipped only on an error).
+    @inlinable @inline(__always)
+    static func matchedCall<R: MessageReturn>(
+        _ method: sf_method_t, _ raw: sf_id, _ sel: sf_sel, _ visible: sf_class_t?, _ words: (UInt64, UInt64, UInt64, UInt64),
+        count: Int
+    ) throws(RuntimeError) -> R {
+        if let bits = try closureWords(method, raw, sel, words, count: count, receiverClass: visible) {
+            return R.fromRegister(bits)
+        }
+        let r: R = callWords(sf_method_imp(method)!, raw, sel, words, count: count)
+        if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
+        return r
     }
 
     /// Runs the method's closure body directly when its IMP is a closure with a word body (no
@@ -53,23 +81,24 @@ enum MessageSend {
     /// where the caller is not specialized (the forwarding path).
     @inlinable @inline(__always)
     static func closureWords(_ method: sf_method_t, _ raw: sf_id, _ sel: sf_sel,
-                             _ w: (UInt64, UInt64, UInt64, UInt64), count: Int) throws(RuntimeError) -> UInt64? {
+                             _ w: (UInt64, UInt64, UInt64, UInt64), count: Int,
+                             receiverClass: sf_class_t?) throws(RuntimeError) -> UInt64? {
         guard let record = sf_method_owner(method) else { return nil }
         let bits = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.ownerWord }
         guard let owner = UnsafeRawPointer(bitPattern: bits) else { return nil }
         let o = UInt64(UInt(bitPattern: raw)), s = UInt64(UInt(bitPattern: sel))
         var failure: (any Error)? = nil
-        var cls: sf_class_t? = nil
         let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in
-            guard box.hasWordBody else { return nil }
-            cls = ClosureIMP.receiverClass(o)
             do {
                 // The keys matched, and an `Int` body's key is exactly its own: its arity is `count`.
                 if let direct = box.direct { return try ClosureIMP.callDirect(direct, arity: count, o, w) }
+                guard box.hasWordBody else { return nil }
                 return try box.wordBody(o, s, w.0, w.1, w.2, w.3)
             } catch { failure = error; return 0 }
         }
-        if let failure { throw ClosureIMP.failure(failure, receiverClass: cls, s) }
+        // The class was read before the body ran; walking it to the visible class now is safe
+        // inside the read section (a class outlives it), even if the body freed the receiver.
+        if let failure { throw ClosureIMP.failure(failure, receiverClass: ClosureIMP.visibleClass(receiverClass), s) }
         return r
     }
 

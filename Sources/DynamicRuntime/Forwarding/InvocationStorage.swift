@@ -205,21 +205,14 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     func call(_ imp: sf_imp) {
         writeTargetAndSelector()
         h.pointee.signature.call(imp, returnPointer, argv)
-        h.pointee.ownsReturnObject = h.pointee.signature.returnType == .object
+        h.pointee.ownsReturnObject = h.pointee.signature.returnsObject
     }
 
     /// Bytes a direct libffi call writes for this return type, which is all a caller's storage
     /// must hold: a word for integers and pointers (ffi_arg), 4 for a float, a struct's own
     /// size, nothing for void. `returnSize` rounds up to a word and would overrun a C caller's
     /// `float` or 3-byte struct.
-    var returnValueByteCount: Int {
-        let sig = h.pointee.signature
-        switch sig.returnType {
-        case .void: return 0
-        case .float, .double, .longDouble, .structure: return Int(sf_ffi_type_size(sig.raw.pointee.return_type))
-        default: return MemoryLayout<UInt64>.size
-        }
-    }
+    var returnValueByteCount: Int { h.pointee.signature.returnValueBytes }
 
     /// Copies the return value out to a caller, giving it its own +1 for objects.
     func copyReturn(to destination: UnsafeMutableRawPointer) {
@@ -228,7 +221,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             // The caller may outlive the record: it gets a copy lent to its thread.
             destination.storeBytes(of: sf_lend_string(strdup(s)), as: UnsafePointer<CChar>?.self)
         }
-        if h.pointee.signature.returnType == .object, let o = returnPointer.load(as: sf_id?.self) {
+        if h.pointee.signature.returnsObject, let o = returnPointer.load(as: sf_id?.self) {
             if h.pointee.ownsReturnObject {
                 // Ownership moves to the caller.
                 h.pointee.ownsReturnObject = false
