@@ -149,9 +149,13 @@ public struct HookContext {
         if record != nil, record!.storage.h.pointee.signature === signature.takeUnretainedValue(),
            isKnownUniquelyReferenced(&record!.storage) {
             let s = record!.storage
-            s.refill(from: arguments)
+            if s.capturesByWords {
+                s.capture(from: arguments)
+            } else {
+                s.refill(from: arguments)
+                s.retainArguments()
+            }
             s.h.pointee.implementation = hookRef._withUnsafeGuaranteedRef { $0.currentOriginal() }
-            s.retainArguments()
         } else {
             record = makeInvocation()
         }
