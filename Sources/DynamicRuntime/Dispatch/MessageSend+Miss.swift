@@ -37,18 +37,21 @@ extension MessageSend {
         // The result's bytes, not an `R?`: Optional<R>'s metadata would be looked up on every
         // call. Every typed return fits 16 bytes but structs, which take the general way.
         guard MemoryLayout<R>.size <= 16 else {
-            var result: R? = nil
-            try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, _ in
-                result = R(returnStorage: ret)
-            }
-            return result!
+            return try largeMiss(raw, selector, cls: cls, values: values)
         }
         var bytes: (UInt64, UInt64) = (0, 0)
         // Types the key names exactly, seen before: the frame is laid out from the caller's own
         // values (`store`), with no argument array, type list or byte-count check.
         if exact, R.returnEncoding.isExactInKey, let known = sf_sig_cache_by_key(key) {
-            try forwardFrame(raw, selector, cls: cls, Signature(raw: known), count: count, store: store, fromStage: 3) { ret, ran in
-                keepResult(ret, ran, returning: R.returnEncoding, in: &bytes)
+            let sig = Signature(raw: known)
+            switch try Forwarding.typedInvocationStages(raw, selector, cls: cls, sig, count: count, store: store) {
+            case let .returned(lo, hi):
+                bytes = (lo, hi)
+            case let .declared(handler, declared):
+                try forwardFrame(raw, selector, cls: cls, sig, count: count, store: store, fromStage: 3,
+                                 answered: (handler, declared)) { ret, ran in
+                    keepResult(ret, ran, returning: R.returnEncoding, in: &bytes)
+                }
             }
         } else {
             try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, ran in
@@ -58,11 +61,24 @@ extension MessageSend {
         return withUnsafeBytes(of: bytes) { R(returnStorage: $0.baseAddress!) }
     }
 
+    /// Stages 3-4 for a result bigger than 16 bytes. Apart so that `typedMiss` needs no
+    /// `Optional<R>` metadata: it was looked up on every forwarded call, before the
+    /// specialization check (a tenth of a forwarded call).
+    @inline(never)
+    private static func largeMiss<R: MessageReturn>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                                    values: () -> [any MessageArgument]) throws(RuntimeError) -> R {
+        var result: R? = nil
+        try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, _ in
+            result = R(returnStorage: ret)
+        }
+        return result!
+    }
+
     /// Copies a forwarded call's result for a typed caller, dropping a +1 object a caller that
     /// asked for no value did not take.
     private static func keepResult(_ ret: UnsafeMutableRawPointer, _ ran: Signature, returning: TypeEncoding,
                                    in bytes: inout (UInt64, UInt64)) {
-        if returning == .void, ran.returnType == .object, let o = ret.load(as: sf_id?.self) {
+        if returning == .void, ran.storage.returnsObject, let o = ret.load(as: sf_id?.self) {
             sf_release_inline(o)
             return
         }
@@ -89,9 +105,11 @@ extension MessageSend {
     }
 
     /// The forwarding path for a frame laid out for `sig` by `store` (the caller checked the
-    /// values against it).
+    /// values against it). `answered`: stage 3 already found `forwardInvocation:` and asked
+    /// `methodSignatureForSelector:`, which is not asked again.
     static func forwardFrame(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: Signature, count: Int,
                              store: (Int, UnsafeMutableRawPointer) -> Void, fromStage stage: Int,
+                             answered: (handler: sf_method_t, declared: Signature)? = nil,
                              load: (UnsafeMutableRawPointer, Signature) -> Void) throws(RuntimeError) {
         var spill: UnsafeMutableRawPointer?
         defer { spill?.deallocate() }
@@ -99,6 +117,10 @@ extension MessageSend {
             let ran = try withFrame(raw, selector, sig, count: count, store: store) { argv throws(RuntimeError) in
                 try withUnsafeMutablePointer(to: &spill) { (spill) throws(RuntimeError) in
                     let frame = SwiftFrame(signature: sig, arguments: argv, returnValue: ret, spill: spill)
+                    if let answered {
+                        return try Forwarding.invocationStage(raw, selector, cls: cls, frame: frame,
+                                                              handler: answered.handler, declared: answered.declared)
+                    }
                     if stage == 3 { return try Forwarding.invocationStages(raw, selector, cls: cls, frame: frame) }
                     return try Forwarding.handleMiss(raw, selector, cls: cls, frame: frame)
                 }

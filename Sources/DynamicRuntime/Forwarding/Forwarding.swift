@@ -50,15 +50,23 @@ enum Forwarding {
     /// Stages 3 and 4; typed sends, which run stages 1 and 2 with their own types, start here.
     static func invocationStages<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
                                                          frame: Frame) throws(RuntimeError) -> Frame.Outcome {
-        if implements(cls, forwardInvocation) {
-            let sig = try frame.invocationSignature(declared: try methodSignature(raw, selector, cls), selector, cls: cls)
-            var invocation = try frame.capture(sig, receiver: raw, selector, cls: cls)
-            try deliver(invocation, to: raw, cls)
-            let outcome = frame.finish(invocation, sig)
-            Invocation.recycle(&invocation)
-            return outcome
+        if let handler = sf_lookup_method(cls, forwardInvocation.raw) {
+            return try invocationStage(raw, selector, cls: cls, frame: frame, handler: handler,
+                                       declared: try methodSignature(raw, selector, cls))
         }
         throw try doesNotRecognize(raw, selector, cls)
+    }
+
+    /// Stage 3 once `methodSignatureForSelector:` answered (`declared`): the record, the
+    /// `forwardInvocation:` method found by the caller (`handler`), the return value.
+    static func invocationStage<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, frame: Frame,
+                                                        handler: sf_method_t, declared: Signature?) throws(RuntimeError) -> Frame.Outcome {
+        let sig = try frame.invocationSignature(declared: declared, selector, cls: cls)
+        var invocation = try frame.capture(sig, receiver: raw, selector, cls: cls)
+        try deliver(invocation, to: raw, cls, handler)
+        let outcome = frame.finish(invocation, sig)
+        Invocation.recycle(&invocation)
+        return outcome
     }
 
     /// `Invocation.invoke()` on a target without the method: forward the record's own frame.
@@ -68,7 +76,7 @@ enum Forwarding {
         let frame = SwiftFrame(signature: Signature(storage: storage.h.pointee.signature),
                                arguments: storage.argv, returnValue: storage.returnPointer)
         let sig = try handleMiss(target, Selector(raw: storage.h.pointee.selector), cls: cls, frame: frame)
-        storage.h.pointee.ownsReturnObject = sig.returnType == .object
+        storage.h.pointee.ownsReturnObject = sig.storage.returnsObject
     }
 
     // MARK: - Stages
@@ -86,8 +94,8 @@ enum Forwarding {
 
     /// Stage 2: returns a +1 target other than the receiver, or nil.
     static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
-        guard implements(cls, forwardingTarget) else { return nil }
-        let target: OwnedObject = try ObjectRef(raw).send(forwardingTarget, selector)
+        guard let m = sf_lookup_method(cls, forwardingTarget.raw) else { return nil }
+        let target: OwnedObject = try sendFound(m, raw, forwardingTarget, cls, selector)
         guard let t = target.raw, t != raw else {
             target.release()
             return nil
@@ -99,8 +107,8 @@ enum Forwarding {
     /// hands back an interned signature's own types (as `setMethodSignature` and proxies do),
     /// the signature is found by that pointer instead of parsed again.
     static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
-        guard implements(cls, methodSignature) else { return nil }
-        let text: BorrowedCString = try ObjectRef(raw).send(methodSignature, selector)
+        guard let m = sf_lookup_method(cls, methodSignature.raw) else { return nil }
+        let text: BorrowedCString = try sendFound(m, raw, methodSignature, cls, selector)
         guard let p = text.pointer else { return nil }
         if let known = sf_sig_cache_by_types(p) { return Signature(raw: known) }
         let sig = try Signature(String(cString: p))
@@ -108,15 +116,30 @@ enum Forwarding {
         return sig
     }
 
-    /// Stage 3b: hands the record to `forwardInvocation:`.
-    private static func deliver(_ invocation: Invocation, to raw: sf_id, _ cls: sf_class_t) throws(RuntimeError) {
+    /// Stage 3b: hands the record to `forwardInvocation:` (`handler`, the receiver's method).
+    static func deliver(_ invocation: Invocation, to raw: sf_id, _ cls: sf_class_t, _ handler: sf_method_t) throws(RuntimeError) {
         let record = UnsafeMutableRawPointer(Unmanaged.passUnretained(invocation.storage).toOpaque())
         // setForwardInvocation's adapter accepts only this record (see isDelivering).
         let previous = sf_swap_delivering_record(record)
         defer { _ = sf_swap_delivering_record(previous) }
         try withExtendedLifetime(invocation) { () throws(RuntimeError) in
-            try ObjectRef(raw).send(forwardInvocation, record, as: Void.self)
+            let _: NoReturn = try sendFound(handler, raw, forwardInvocation, cls, record)
         }
+    }
+
+    /// Sends a stage's message (one argument) to the method the stage's lookup in `cls` found,
+    /// as a typed send would call it. The forwarded send's read section covers the lookup and
+    /// the call, so the method stays valid: one lookup per stage, not two. A super send's
+    /// stages look in its start class but send to the receiver's own, as before.
+    @inline(__always)
+    static func sendFound<A: MessageArgument, R: MessageReturn>(_ m: sf_method_t, _ raw: sf_id, _ sel: Selector,
+                                                                _ cls: sf_class_t, _ a: A) throws(RuntimeError) -> R {
+        guard cls == sf_object_isa(raw) else { return try ObjectRef(raw).send(sel, a) }
+        // As every send does: an error a C caller left pending is stale by now.
+        Runtime.discardStalePending()
+        return try MessageSend.typedCall(raw, sel, cls: cls, method: m, key: R.returnKeyCode | A.keyCode << 5,
+                                         words: A.passesInWord ? (a.argumentWord, 0, 0, 0) : nil, count: 1,
+                                         values: { [a] }, store: { _, p in a.storeArgument(to: p) })
     }
 
     /// Whether `record` is the invocation this thread is handing to `forwardInvocation:`: a
@@ -126,7 +149,7 @@ enum Forwarding {
     }
 
     /// Stage 4: runs a defined `doesNotRecognizeSelector:`, then reports the error.
-    private static func doesNotRecognize(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> RuntimeError {
+    static func doesNotRecognize(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> RuntimeError {
         if implements(cls, doesNotRecognize) {
             try ObjectRef(raw).send(doesNotRecognize, selector, as: Void.self)
         }

@@ -23,11 +23,9 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     /// Copies a live call's frame (receiver, selector, arguments) into a new record.
     /// The signature's spare record (see `recycle`) is filled when there is one.
     static func capture(signature: SignatureStorage, arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Invocation {
-        let spare = signature.spareRecord.exchange(0, ordering: .acquiring)
-        let s = spare == 0 ? InvocationStorage.make(signature)
-            : Unmanaged<InvocationStorage>.fromOpaque(UnsafeRawPointer(bitPattern: spare)!).takeRetainedValue()
-        s.fill(from: arguments)
-        return Invocation(storage: s)
+        let invocation = take(signature)
+        invocation.storage.fill(from: arguments)
+        return invocation
     }
 
     /// Hands a forwarded call's record back to its signature for the next capture, when nothing
@@ -156,7 +154,7 @@ extension Invocation: MessageFrame {
         storage.clearReturn()
         let lent = sf_lent_mark()
         write(storage.returnPointer)
-        storage.h.pointee.ownsReturnObject = storage.h.pointee.signature.returnType == .object
+        storage.h.pointee.ownsReturnObject = storage.h.pointee.signature.returnsObject
         storage.adoptLentReturn(since: lent)
     }
 }

@@ -15,6 +15,14 @@ struct InvocationHeader {
     let frameOffset: Int
     let returnOffset: Int
     let argvOffset: Int
+    /// The signature's argument sizes, a nibble each from argument 0, when every argument is
+    /// 1, 2, 4 or 8 bytes at its natural alignment and none is a C string; 0 otherwise
+    /// (`InvocationStorage+Words.swift`).
+    let plan: UInt64
+    /// The positions of object arguments (bit i: argument i), with `plan`.
+    let objectMask: UInt64
+    /// Set by `emptyForReuse`: nothing retained, copied or returned; cleared by the next fill.
+    var emptied = false
 }
 
 /// The record: a header and, in the same allocation, the frame, return storage and argv.
@@ -25,8 +33,10 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         let argv = sig.argumentTypes.count * MemoryLayout<UnsafeMutableRawPointer>.stride
         let words = (frame + ret + argv) / 8 + 2
         let made = InvocationStorage.create(minimumCapacity: words) { _ in
-            InvocationHeader(signature: sig, target: nil, selector: sf_sel(bitPattern: 1)!,
-                             frameOffset: 0, returnOffset: frame, argvOffset: frame + ret)
+            let (plan, objects) = Self.wordPlan(sig)
+            return InvocationHeader(signature: sig, target: nil, selector: sf_sel(bitPattern: 1)!,
+                                    frameOffset: 0, returnOffset: frame, argvOffset: frame + ret,
+                                    plan: plan, objectMask: objects)
         }
         let s = unsafeDowncast(made, to: InvocationStorage.self)
         s.withUnsafeMutablePointerToElements { base in
@@ -70,6 +80,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
 
     /// Copies a live frame's values (borrowed: no retains until `retainArguments`).
     func fill(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        h.pointee.emptied = false
         let sig = h.pointee.signature
         for i in 0..<sig.argumentTypes.count {
             argumentPointer(i).copyMemory(from: arguments[i]!, byteCount: sig.argumentSizes[i])
@@ -194,21 +205,14 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     func call(_ imp: sf_imp) {
         writeTargetAndSelector()
         h.pointee.signature.call(imp, returnPointer, argv)
-        h.pointee.ownsReturnObject = h.pointee.signature.returnType == .object
+        h.pointee.ownsReturnObject = h.pointee.signature.returnsObject
     }
 
     /// Bytes a direct libffi call writes for this return type, which is all a caller's storage
     /// must hold: a word for integers and pointers (ffi_arg), 4 for a float, a struct's own
     /// size, nothing for void. `returnSize` rounds up to a word and would overrun a C caller's
     /// `float` or 3-byte struct.
-    var returnValueByteCount: Int {
-        let sig = h.pointee.signature
-        switch sig.returnType {
-        case .void: return 0
-        case .float, .double, .longDouble, .structure: return Int(sf_ffi_type_size(sig.raw.pointee.return_type))
-        default: return MemoryLayout<UInt64>.size
-        }
-    }
+    var returnValueByteCount: Int { h.pointee.signature.returnValueBytes }
 
     /// Copies the return value out to a caller, giving it its own +1 for objects.
     func copyReturn(to destination: UnsafeMutableRawPointer) {
@@ -217,7 +221,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             // The caller may outlive the record: it gets a copy lent to its thread.
             destination.storeBytes(of: sf_lend_string(strdup(s)), as: UnsafePointer<CChar>?.self)
         }
-        if h.pointee.signature.returnType == .object, let o = returnPointer.load(as: sf_id?.self) {
+        if h.pointee.signature.returnsObject, let o = returnPointer.load(as: sf_id?.self) {
             if h.pointee.ownsReturnObject {
                 // Ownership moves to the caller.
                 h.pointee.ownsReturnObject = false

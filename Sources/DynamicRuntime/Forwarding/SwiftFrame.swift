@@ -58,7 +58,7 @@ struct SwiftFrame: ForwardingFrame {
     /// past the caller's buffer.)
     func accepts(_ sig: Signature) -> Bool {
         if sig.isCompatible(with: signature) { return true }
-        return signature.returnType == .void
+        return signature.storage.returnsVoid
             && sig.argumentTypes.count == signature.argumentTypes.count
             && zip(sig.argumentTypes.dropFirst(2), signature.argumentTypes.dropFirst(2)).allSatisfy { $0.isCompatible(with: $1) }
             && (spill != nil || sig.storage.returnSize <= Self.unknownReturnCapacity)
@@ -67,7 +67,7 @@ struct SwiftFrame: ForwardingFrame {
     /// Where a method typed `sig` writes its return: the caller's storage, or a spill buffer
     /// when a void caller's storage is too small.
     private func destination(for sig: Signature) -> UnsafeMutableRawPointer {
-        guard signature.returnType == .void, sig.storage.returnSize > Self.unknownReturnCapacity, let spill else { return returnValue }
+        guard signature.storage.returnsVoid, sig.storage.returnSize > Self.unknownReturnCapacity, let spill else { return returnValue }
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: sig.storage.returnSize, alignment: 16)
         buffer.initializeMemory(as: UInt8.self, repeating: 0, count: sig.storage.returnSize)
         spill.pointee?.deallocate()

@@ -17,6 +17,12 @@ final class SignatureStorage: @unchecked Sendable {
     let cStringArguments: [Int]
     /// Bytes the return value needs (at least a word: libffi widens small integers).
     let returnSize: Int
+    /// The return type's facts the forwarding path reads on every call, found once (comparing
+    /// `TypeEncoding`s, an enum with payloads, cost a call and a copy each time).
+    let returnsObject: Bool
+    let returnsVoid: Bool
+    /// Bytes a direct libffi call writes for the return (`InvocationStorage.returnValueByteCount`).
+    let returnValueBytes: Int
     /// Where the arguments sit in registers and on the stack (x86-64), for the trampoline
     /// entries and direct calls; nil when only libffi can carry the signature.
     let layout: UnsafeMutablePointer<sf_tramp_layout>?
@@ -56,6 +62,13 @@ final class SignatureStorage: @unchecked Sendable {
         objectArguments = argumentTypes.indices.dropFirst(2).filter { argumentTypes[$0] == .object }
         cStringArguments = argumentTypes.indices.dropFirst(2).filter { argumentTypes[$0] == .cString }
         returnSize = max(Int(sf_ffi_type_size(ffiReturn)), MemoryLayout<UInt64>.size)
+        returnsObject = returnType == .object
+        returnsVoid = returnType == .void
+        switch returnType {
+        case .void: returnValueBytes = 0
+        case .float, .double, .longDouble, .structure: returnValueBytes = Int(sf_ffi_type_size(ffiReturn))
+        default: returnValueBytes = MemoryLayout<UInt64>.size
+        }
 
         var key: UInt64 = returnType.keyCode
         if key != 0, argumentTypes.count - 2 <= 11 {

@@ -1,0 +1,62 @@
+import CShims
+
+/// Stage 3 for a typed send whose types its key names exactly: the caller's values are stored
+/// straight into the invocation record, with no frame laid out, checked and copied in between.
+extension Forwarding {
+    /// How a typed stage 3 ended: the result's bytes, or a class that declares another
+    /// signature than the caller's (`methodSignatureForSelector:` already asked, once), which
+    /// takes the frame path to check the caller's values against it.
+    enum TypedInvocationOutcome {
+        case returned(UInt64, UInt64)
+        case declared(handler: sf_method_t, Signature)
+    }
+
+    /// Stages 3 and 4 for `sig`, the caller's own signature: the record is filled by `store`,
+    /// handed to `forwardInvocation:`, and its return value (at most 16 bytes: a scalar the key
+    /// names) comes back as bits. The caller holds a depth level and a read section.
+    static func typedInvocationStages(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: Signature, count: Int,
+                                      store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> TypedInvocationOutcome {
+        guard let handler = sf_lookup_method(cls, forwardInvocation.raw) else { throw try doesNotRecognize(raw, selector, cls) }
+        if let declared = try methodSignature(raw, selector, cls), declared != sig {
+            return .declared(handler: handler, declared)
+        }
+        var invocation = Invocation.take(sig.storage)
+        invocation.storage.store(raw, selector, count: count, store)
+        try deliver(invocation, to: raw, cls, handler)
+        let bits = invocation.storage.returnBits()
+        // No other reference may be held here: a record `forwardInvocation:` let go of is reused.
+        Invocation.recycle(&invocation)
+        return .returned(bits.0, bits.1)
+    }
+}
+
+extension InvocationStorage {
+    /// Writes a typed call's receiver, selector and values into this (empty) record.
+    @inline(__always)
+    func store(_ raw: sf_id, _ selector: Selector, count: Int, _ store: (Int, UnsafeMutableRawPointer) -> Void) {
+        h.pointee.target = raw
+        h.pointee.selector = selector.raw
+        let base = self.base
+        let offsets = h.pointee.signature.argumentOffsets
+        base.storeBytes(of: raw, toByteOffset: offsets[0], as: sf_id.self)
+        base.storeBytes(of: selector.raw, toByteOffset: offsets[1], as: sf_sel.self)
+        for i in 0..<min(count, offsets.count - 2) { store(i, base + offsets[i + 2]) }
+    }
+
+    /// The return value as a typed caller takes it (at most 16 bytes), moved out of the record.
+    func returnBits() -> (UInt64, UInt64) {
+        var bits: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &bits) { copyReturn(to: $0.baseAddress!) }
+        return bits
+    }
+}
+
+extension Invocation {
+    /// An empty record for `signature` to store a call's values into: the signature's spare
+    /// (see `recycle`) when there is one.
+    static func take(_ signature: SignatureStorage) -> Invocation {
+        let spare = signature.spareRecord.exchange(0, ordering: .acquiring)
+        return Invocation(storage: spare == 0 ? InvocationStorage.make(signature)
+            : Unmanaged<InvocationStorage>.fromOpaque(UnsafeRawPointer(bitPattern: spare)!).takeRetainedValue())
+    }
+}
