@@ -15,6 +15,14 @@ struct InvocationHeader {
     let frameOffset: Int
     let returnOffset: Int
     let argvOffset: Int
+    /// The signature's argument sizes, a nibble each from argument 0, when every argument is
+    /// 1, 2, 4 or 8 bytes at its natural alignment and none is a C string; 0 otherwise
+    /// (`InvocationStorage+Words.swift`).
+    let plan: UInt64
+    /// The positions of object arguments (bit i: argument i), with `plan`.
+    let objectMask: UInt64
+    /// Set by `emptyForReuse`: nothing retained, copied or returned; cleared by the next fill.
+    var emptied = false
 }
 
 /// The record: a header and, in the same allocation, the frame, return storage and argv.
@@ -25,8 +33,10 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         let argv = sig.argumentTypes.count * MemoryLayout<UnsafeMutableRawPointer>.stride
         let words = (frame + ret + argv) / 8 + 2
         let made = InvocationStorage.create(minimumCapacity: words) { _ in
-            InvocationHeader(signature: sig, target: nil, selector: sf_sel(bitPattern: 1)!,
-                             frameOffset: 0, returnOffset: frame, argvOffset: frame + ret)
+            let (plan, objects) = Self.wordPlan(sig)
+            return InvocationHeader(signature: sig, target: nil, selector: sf_sel(bitPattern: 1)!,
+                                    frameOffset: 0, returnOffset: frame, argvOffset: frame + ret,
+                                    plan: plan, objectMask: objects)
         }
         let s = unsafeDowncast(made, to: InvocationStorage.self)
         s.withUnsafeMutablePointerToElements { base in
@@ -70,6 +80,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
 
     /// Copies a live frame's values (borrowed: no retains until `retainArguments`).
     func fill(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        h.pointee.emptied = false
         let sig = h.pointee.signature
         for i in 0..<sig.argumentTypes.count {
             argumentPointer(i).copyMemory(from: arguments[i]!, byteCount: sig.argumentSizes[i])

@@ -47,12 +47,18 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         @inline(__always) @discardableResult
         static func run(_ p: UnsafeMutablePointer<Entry>, _ ctx: HookContext, hasOnce: Bool) throws(RuntimeError) -> Bool {
             if _slowPath(hasOnce), p.pointee.once != nil { return try p.pointee.runOnce(ctx) }
+            try call(p, ctx)
+            return true
+        }
+
+        /// Runs the entry at `p`, which is no one-shot hook, read in place.
+        @inline(__always)
+        static func call(_ p: UnsafeMutablePointer<Entry>, _ ctx: HookContext) throws(RuntimeError) {
             do {
                 try p.pointee.body(ctx)
             } catch {
                 throw hookError(error, ctx)
             }
-            return true
         }
 
         @inline(never)

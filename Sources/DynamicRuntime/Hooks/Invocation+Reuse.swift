@@ -8,11 +8,13 @@ extension Invocation {
     /// for the next capture. Call only on a record nobody else holds.
     package func emptyForReuse() {
         let s = storage
+        if s.emptyByWords() { return }
         s.clearReturn()
         s.releaseRetained()
         s.h.pointee.target = nil
         s.argumentPointer(0).storeBytes(of: nil, as: sf_id?.self)
         for i in s.h.pointee.signature.objectArguments { s.argumentPointer(i).storeBytes(of: nil, as: sf_id?.self) }
+        s.h.pointee.emptied = true
     }
 
     /// `emptyForReuse()`, then the record as a +1 word for an atomic slot, handing over the

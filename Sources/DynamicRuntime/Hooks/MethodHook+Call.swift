@@ -11,7 +11,13 @@ extension MethodHook {
     func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        let chain = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!)
+        try runInSection(ret, args)
+    }
+
+    /// `run` for a caller that holds a read section already (a typed send).
+    @inline(__always)
+    func runInSection(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
+        let chain = chainRef
         guard isHidden else { return try run(chain, inner: nil, inherited: nil, ret, args) }
         try runHidden(chain, ret, args)
     }
@@ -33,7 +39,7 @@ extension MethodHook {
            let classHook = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef({ $0.hookRef }) {
             // The class hook's own call reaches the original.
             target = classHook
-            outer = Unmanaged.fromOpaque(classHook._withUnsafeGuaranteedRef { sf_hook_chain($0.slot)! })
+            outer = classHook._withUnsafeGuaranteedRef { $0.chainRef }
             inner = own
             original = nil
         }
@@ -65,9 +71,15 @@ extension MethodHook {
             let ctx = HookContext(hook: Unmanaged.passUnretained(self), chain: chainRef, inner: innerRef, arguments: args,
                                   returnStorage: ret, state: p)
             do throws(RuntimeError) {
-                // The common chain is instead-hooks only: no before or after loop to set up.
+                // The common chain is instead-hooks only: no before or after loop to set up, and
+                // the first instead hook is called as `proceed()` would call it.
                 if outer.before == 0, outer.after == 0, innerRef == nil {
-                    try ctx.proceed()
+                    if outer.instead != 0, !outer.hasOnce {
+                        p.pointee.insteadIndex = 1
+                        try HookChain.Entry.call(outer.entries, ctx)
+                    } else {
+                        try ctx.proceed()
+                    }
                 } else {
                     try runAround(outer, innerRef.map(HookChain.shape), ctx)
                 }
@@ -126,24 +138,24 @@ extension MethodHook {
     @inline(__always)
     func callOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer,
                       inherited: sf_method_t? = nil) throws(RuntimeError) {
-        let imp: sf_imp
-        let owner: UnsafeRawPointer?
-        if let own = sf_hook_original(slot) {
-            // The owner word may lag the IMP during a replace; then the entry differs and the
-            // IMP is called.
-            imp = own
-            owner = UnsafeRawPointer(sf_hook_owner(slot))
-        } else if let m = inherited {
-            imp = sf_method_imp(m)!
-            owner = sf_method_owner(m).flatMap {
-                UnsafeRawPointer(bitPattern: Unmanaged<MethodRecord>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.ownerWord })
+        let bits = originalBits.load(ordering: .acquiring)
+        if bits != 0 {
+            // A Swift closure (or another hook's trampoline) runs its body on this very argument
+            // vector: no trampoline or ffi_call that would only unpack it again. Which of the
+            // two was decided when the original was published.
+            let body = originalBodyBits.load(ordering: .acquiring)
+            if body != 0 {
+                return try withGuaranteed(Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: body)!)) {
+                    (o) throws(RuntimeError) in try callBody(o, args, ret)
+                }
             }
-        } else {
-            return try callInheritedOriginal(args, ret)
+            return try callDirect(unsafeBitCast(bits, to: sf_imp.self), args, ret)
         }
-        // A Swift closure (or another hook's trampoline) runs its body on this very argument
-        // vector: no trampoline or ffi_call that would only unpack it again.
-        if let owner, try callBodyIfEntry(owner, imp, args, ret) { return }
+        guard let m = inherited else { return try callInheritedOriginal(args, ret) }
+        let imp = sf_method_imp(m)!
+        if let owner = sf_method_owner(m).flatMap({
+            UnsafeRawPointer(bitPattern: Unmanaged<MethodRecord>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.ownerWord })
+        }), try callBodyIfEntry(owner, imp, args, ret) { return }
         try callDirect(imp, args, ret)
     }
 

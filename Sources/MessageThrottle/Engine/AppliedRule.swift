@@ -118,7 +118,9 @@ final class AppliedRule: @unchecked Sendable {
         }
         // The limiter decides first and asks for a record only if it keeps the call: a call
         // performed now or dropped inside its window copies and retains nothing.
-        var (verdict, displaced) = limiter.receive(making: {
+        // Unowned: the closure is specialized into `receive`, which would otherwise take the
+        // state as an owned argument (a slow retain and release: the state has a side table).
+        var (verdict, displaced) = limiter.receive(making: { [unowned(unsafe) self] in
             var record = spare.exchange(nil, ordering: .acquiring).map { Invocation.fromRetainedWord($0) }
             ctx.capture(into: &record)
             return record.take()!

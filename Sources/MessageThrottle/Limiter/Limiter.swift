@@ -77,6 +77,10 @@ public final class Limiter<Payload>: @unchecked Sendable {
         var latest = ThrottleInstant(nanoseconds: .min)
         /// What `passedAt` held when it was last published (`Int64.min`: not published).
         var passPublished = Int64.min
+        /// Whether the held payload is in `slot` (`Limiter+Replacing.swift`).
+        var slotPublished = false
+        /// Counts the slot's publications (its low 16 bits tag the slot's first word).
+        var slotGeneration: UInt64 = 0
     }
 
     let storage: Locked<Storage>
@@ -89,6 +93,17 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// on by the messages that pass without the lock; `Int64.min` when messages take the lock.
     /// Every event under the lock takes it back first and folds it into the machine.
     let passedAt = Atomic<Int64>(.min)
+    /// While the machine's window only replaces the held payload: that payload's bits (tagged
+    /// with a generation) and the machine's `lastCall`; zero words otherwise.
+    let slot = Atomic<WordPair>(WordPair(first: 0, second: 0))
+    /// The window's edge while `slot` is published: `replaceFixed`, or no earlier than the last
+    /// call plus `replaceFollow` (`Int64.min`: fixed); and the latest instant when it was
+    /// published. Written before the slot is published.
+    let replaceFixed = Atomic<Int64>(.min)
+    let replaceFollow = Atomic<Int64>(.min)
+    let replaceLatest = Atomic<Int64>(.min)
+    /// Whether payloads can move through `slot` (one reference wide).
+    let movesAsWord: Bool
     private let executor: any ThrottleExecutor
     let clock: any ThrottleClock
     /// How `now` reads `clock` without copying the existential (a retain and a release of the
@@ -120,10 +135,14 @@ public final class Limiter<Payload>: @unchecked Sendable {
         reading = ClockAccess(clock)
         performAction = perform
         rejectAction = reject
+        movesAsWord = Self.movesAsWord()
     }
 
     deinit {
         storage.withLock { $0.timer?.cancel() }
+        // Released here, outside the lock, like every payload.
+        let pair = slot.exchange(WordPair(first: 0, second: 0), ordering: .acquiring)
+        if pair.first != 0 { _ = Self.payload(fromWord: pair.first & Self.payloadBits) }
     }
 
     /// The mode; a new value takes effect at the next received message.
@@ -142,12 +161,12 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// The payload held to be performed later, if any. (The returned
     /// reference keeps it alive while the caller holds it.)
     public var pending: Payload? {
-        storage.withLock { $0.machine.held }
+        locked { $0.machine.held }
     }
 
     /// When the held payload is due under the rules in force, if one is held.
     public var pendingDeadline: ThrottleInstant? {
-        storage.withLock { $0.machine.pendingDeadline }
+        locked { $0.machine.pendingDeadline }
     }
 
     /// Whether a window is open at the clock's current time (lodash `pending()`): a payload is
@@ -173,9 +192,10 @@ public final class Limiter<Payload>: @unchecked Sendable {
 
     /// Like ``receive(_:)``, but makes the payload only if the limiter keeps it (to perform
     /// later, or to report a cooldown rejection): a message performed now or dropped costs no
-    /// payload. `make` runs under the limiter's lock and must not call back into it.
+    /// payload. `make` may run under the limiter's lock and must not call back into it.
     /// `displaced` is a payload this message replaced, or this message's own payload once
-    /// `reject` has had it, for the caller to reuse.
+    /// `reject` has had it (or once made, if the limiter did not keep it after all), for the
+    /// caller to reuse.
     // Inlined so that the engine's call (Payload == Invocation) runs specialized code: in
     // generic code every access to the machine goes through value witnesses.
     @inline(__always)
@@ -185,13 +205,19 @@ public final class Limiter<Payload>: @unchecked Sendable {
         let now = self.now
         if now.nanoseconds < quietUntil.load(ordering: .acquiring) { return (.dropped, nil) }
         if passes(at: now) { return (.performNow, nil) }
+        // Inside a window that only replaces the held payload, the payload is swapped in
+        // without the lock.
+        var made: Payload? = nil
+        if movesAsWord, let displaced = replacing(at: now, making: make, made: &made) {
+            return (.deferred, displaced)
+        }
         var (verdict, action) = locked { s in
             if s.latest < now { s.latest = now }
-            let result = s.machine.messageArrived(at: s.latest, making: make)
+            let result = s.machine.messageArrived(at: s.latest, making: { made.take() ?? make() })
             changeTimer(result.action.timer, &s)
             return result
         }
-        let displaced = action.release.take()
+        let displaced = action.release.take() ?? made.take()
         let rejected = action.reject.take()
         carryOut(&action)
         guard let rejected else { return (verdict, displaced) }
@@ -221,14 +247,17 @@ public final class Limiter<Payload>: @unchecked Sendable {
     }
 
     /// Runs an event on the machine under the lock: first takes back what messages that passed
-    /// without it recorded, then publishes the shortcuts the machine leaves (quiet, passing).
+    /// or replaced without it recorded, then publishes the shortcuts the machine leaves (quiet,
+    /// passing, replacing).
     @inline(__always)
     func locked<R>(_ body: (inout Storage) -> R) -> R {
         storage.withLock { s in
             foldPassed(&s)
+            foldReplaced(&s)
             let result = body(&s)
             quietUntil.store(s.machine.quietUntil?.nanoseconds ?? .min, ordering: .releasing)
             publishPassing(&s)
+            publishReplacing(&s)
             return result
         }
     }

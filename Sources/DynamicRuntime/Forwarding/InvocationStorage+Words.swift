@@ -1,0 +1,109 @@
+import CShims
+
+// A captured call whose arguments are all scalars or objects of 1, 2, 4 or 8 bytes (most
+// methods) is copied and emptied word by word from a plan worked out when the record is made,
+// instead of through the signature's arrays and `memcpy` (a throttled call captured into a
+// spare record, docs/performance.md "Throttled calls").
+extension InvocationStorage {
+    /// The header's `plan` and `objectMask` for `sig`: (0, 0) when an argument is larger than
+    /// 8 bytes, not at its natural alignment, a C string (the record copies those), or when
+    /// there are more than 16 arguments.
+    static func wordPlan(_ sig: SignatureStorage) -> (plan: UInt64, objects: UInt64) {
+        let count = sig.argumentTypes.count
+        guard count <= 16, sig.cStringArguments.isEmpty else { return (0, 0) }
+        var plan: UInt64 = 0, objects: UInt64 = 0, offset = 0
+        for i in 0..<count {
+            let size = sig.argumentSizes[i]
+            guard size == 1 || size == 2 || size == 4 || size == 8 else { return (0, 0) }
+            offset = (offset + size - 1) & ~(size - 1)
+            guard sig.argumentOffsets[i] == offset else { return (0, 0) }
+            offset += size
+            plan |= UInt64(size) << UInt64(4 * i)
+            if i >= 2, sig.argumentTypes[i] == .object { objects |= 1 << UInt64(i) }
+        }
+        return (plan, objects)
+    }
+
+    /// Whether `capture(from:)` can fill this record: it has a plan and was emptied for reuse.
+    var capturesByWords: Bool { h.pointee.plan != 0 && h.pointee.emptied }
+
+    /// `fill(from:)` then `retainArguments()` for a record `capturesByWords`: copies the live
+    /// frame by its plan and retains the target and object arguments.
+    func capture(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        let header = h
+        let base = self.base
+        var plan = header.pointee.plan, offset = 0, i = 0
+        while plan != 0 {
+            let size = Int(plan & 0xF)
+            offset = (offset + size - 1) & ~(size - 1)
+            let from = UnsafeRawPointer(arguments[i].unsafelyUnwrapped), to = base + offset
+            switch size {
+            case 8: to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
+            case 4: to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            case 2: to.storeBytes(of: from.loadUnaligned(as: UInt16.self), as: UInt16.self)
+            default: to.storeBytes(of: from.load(as: UInt8.self), as: UInt8.self)
+            }
+            offset += size
+            i += 1
+            plan >>= 4
+        }
+        header.pointee.emptied = false
+        header.pointee.argumentsRetained = true
+        header.pointee.selector = base.load(fromByteOffset: 8, as: sf_sel.self)
+        let target = Self.retainForCapture(base.load(as: sf_id?.self))
+        header.pointee.target = target
+        if target == nil { base.storeBytes(of: nil, as: sf_id?.self) }
+        forEachObjectArgument { p in p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self) }
+    }
+
+    /// For a record with a plan: calls `body` with the place of each object argument.
+    @inline(__always)
+    func forEachObjectArgument(_ body: (UnsafeMutableRawPointer) -> Void) {
+        var objects = h.pointee.objectMask
+        guard objects != 0 else { return }
+        let base = self.base
+        var plan = h.pointee.plan, offset = 0, i = 0
+        while objects != 0 {
+            let size = Int(plan & 0xF)
+            offset = (offset + size - 1) & ~(size - 1)
+            if objects & 1 != 0 { body(base + offset) }
+            offset += size
+            i += 1
+            plan >>= 4
+            objects >>= 1
+        }
+    }
+
+    /// `emptyForReuse` for a record with a plan that nothing returned into and that holds no
+    /// copied strings: releases the target and object arguments and zeroes them.
+    /// Returns false (doing nothing) for any other record.
+    func emptyByWords() -> Bool {
+        let header = h
+        guard header.pointee.plan != 0, !header.pointee.ownsReturnObject, !header.pointee.ownsReturnString,
+              header.pointee.copiedStrings.isEmpty else { return false }
+        header.pointee.implementation = nil
+        let returnSize = header.pointee.signature.returnSize
+        if returnSize <= 16 {
+            // The return storage is rounded up to 16 bytes.
+            let r = returnPointer
+            r.storeBytes(of: 0, as: UInt64.self)
+            r.storeBytes(of: 0, toByteOffset: 8, as: UInt64.self)
+        } else {
+            returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: returnSize)
+        }
+        if header.pointee.argumentsRetained {
+            header.pointee.argumentsRetained = false
+            if let t = header.pointee.target { sf_release_inline(t) }
+            forEachObjectArgument { p in
+                if let o = p.load(as: sf_id?.self) { sf_release_inline(o) }
+                p.storeBytes(of: nil, as: sf_id?.self)
+            }
+        } else {
+            forEachObjectArgument { p in p.storeBytes(of: nil, as: sf_id?.self) }
+        }
+        header.pointee.target = nil
+        base.storeBytes(of: nil, as: sf_id?.self)
+        header.pointee.emptied = true
+        return true
+    }
+}

@@ -1,0 +1,115 @@
+import Synchronization
+
+/// The messages a limiter keeps without its lock: inside an open window of `last`,
+/// `throttleSincePerformed(latest: true)` or `debounce` (`LimiterStateMachine.replaceWindow`),
+/// a message's only effects are to replace the held payload and to move `lastCall` (and the
+/// latest instant) to its own instant. While that holds, the held payload lives in one double
+/// word, `slot` (the payload, `lastCall`), and a message swaps its own in with one compare-and-
+/// exchange; the payload it displaced is released by the caller, outside any lock. Every event
+/// under the lock takes the slot back first (`foldReplaced`), so the machine sees the last
+/// payload swapped in and the instant it was judged at.
+///
+/// Only payloads one reference wide (an object, or a struct around one, such as an
+/// `Invocation`) move through the slot, as their bits; others always take the lock.
+extension Limiter {
+    /// The low 48 bits of the slot's first word: the payload's bits (user-space addresses on
+    /// x86-64 and arm64 fit in them).
+    static var payloadBits: UInt { (1 << 48) - 1 }
+
+    /// Whether `Payload` is one word whose `nil` is the zero word, so that it can be moved into
+    /// and out of a word by its bits.
+    static func movesAsWord() -> Bool {
+        guard MemoryLayout<Payload>.size == MemoryLayout<UInt>.size,
+              MemoryLayout<Payload?>.size == MemoryLayout<UInt>.size else { return false }
+        var none: Payload? = nil
+        return withUnsafeBytes(of: &none) { $0.load(as: UInt.self) } == 0
+    }
+
+    /// The payload's bits, handing over its reference (no retain or release).
+    @inline(__always)
+    static func word(of payload: consuming Payload) -> UInt {
+        var p: Payload? = payload
+        return withUnsafeMutableBytes(of: &p) { bytes in
+            let word = bytes.load(as: UInt.self)
+            bytes.storeBytes(of: 0, as: UInt.self)
+            return word
+        }
+    }
+
+    /// The payload `word(of:)` handed over.
+    @inline(__always)
+    static func payload(fromWord word: UInt) -> Payload {
+        var p: Payload? = nil
+        withUnsafeMutableBytes(of: &p) { $0.storeBytes(of: word, as: UInt.self) }
+        return p.take().unsafelyUnwrapped
+    }
+
+    /// A message at `now` inside a replacing window: makes its payload (outside the lock) and
+    /// swaps it in. Returns the payload it displaced; nil when the window is not (or no longer)
+    /// replacing, leaving the payload it made, if any, in `made` for the locked path.
+    /// Linearized at the compare-and-exchange, which also checks that the slot is still
+    /// published and unchanged since the window's rules were read (a 16-bit generation in
+    /// the first word's top bits tells one publication from the next).
+    @inline(__always)
+    func replacing(at now: ThrottleInstant, making make: () -> Payload, made: inout Payload?) -> Payload? {
+        var seen = slot.load(ordering: .acquiring)
+        guard seen.first != 0 else { return nil }
+        var word: UInt = 0
+        while true {
+            // Judged at the latest instant seen: the last call's, or the last event's under the lock.
+            let last = Int64(bitPattern: UInt64(seen.second))
+            let judged = max(now.nanoseconds, last, replaceLatest.load(ordering: .relaxed))
+            var limit = replaceFixed.load(ordering: .relaxed)
+            let follow = replaceFollow.load(ordering: .relaxed)
+            if follow != .min { limit = max(limit, ThrottleInstant(nanoseconds: last).adding(follow).nanoseconds) }
+            guard judged < limit else { break }
+            if word == 0 {
+                word = Self.word(of: make())
+                guard word != 0, word & ~Self.payloadBits == 0 else { break }
+            }
+            let desired = WordPair(first: (seen.first & ~Self.payloadBits) | word,
+                                   second: UInt(bitPattern: Int(judged)))
+            let (exchanged, current) = slot.compareExchange(
+                expected: seen, desired: desired, ordering: .acquiringAndReleasing)
+            if exchanged { return Self.payload(fromWord: seen.first & Self.payloadBits) }
+            seen = current
+            if seen.first == 0 { break }
+        }
+        if word != 0 { made = Self.payload(fromWord: word) }
+        return nil
+    }
+
+    /// Lock held: takes the slot back, the payload into the machine and the last call's instant
+    /// into the history, as the machine would have recorded them (published as `lastCall`, the
+    /// instant moves only with messages swapped in).
+    @inline(__always)
+    func foldReplaced(_ s: inout Storage) {
+        guard s.slotPublished else { return }
+        s.slotPublished = false
+        let pair = slot.exchange(WordPair(first: 0, second: 0), ordering: .acquiringAndReleasing)
+        s.machine.held = Self.payload(fromWord: pair.first & Self.payloadBits)
+        let lastCall = ThrottleInstant(nanoseconds: Int64(bitPattern: UInt64(pair.second)))
+        s.machine.history.lastCall = lastCall
+        if s.latest < lastCall { s.latest = lastCall }
+    }
+
+    /// Lock held, after an event: moves the held payload into the slot when the machine's
+    /// window replaces.
+    @inline(__always)
+    func publishReplacing(_ s: inout Storage) {
+        guard movesAsWord, let window = s.machine.replaceWindow, let lastCall = s.machine.history.lastCall else { return }
+        let word = Self.word(of: s.machine.held.take().unsafelyUnwrapped)
+        guard word != 0, word & ~Self.payloadBits == 0 else {
+            s.machine.held = Self.payload(fromWord: word)
+            return
+        }
+        replaceFixed.store(window.fixed.nanoseconds, ordering: .relaxed)
+        replaceFollow.store(window.follow ?? .min, ordering: .relaxed)
+        replaceLatest.store(s.latest.nanoseconds, ordering: .relaxed)
+        s.slotGeneration &+= 1
+        let tagged = UInt(s.slotGeneration & 0xFFFF) << 48 | word
+        slot.store(WordPair(first: tagged, second: UInt(bitPattern: Int(lastCall.nanoseconds))),
+                   ordering: .releasing)
+        s.slotPublished = true
+    }
+}

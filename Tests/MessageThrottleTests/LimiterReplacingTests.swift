@@ -1,0 +1,203 @@
+import TestSupport
+import Foundation
+import Synchronization
+import XCTest
+@testable import DynamicRuntime
+@testable import MessageThrottle
+
+/// A payload one reference wide, so it moves through the limiter's slot; counts the live ones.
+final class SlotToken: @unchecked Sendable {
+    static let live = Atomic<Int>(0)
+    let id: Int
+    init(_ id: Int) {
+        self.id = id
+        Self.live.add(1, ordering: .relaxed)
+    }
+    deinit { Self.live.subtract(1, ordering: .relaxed) }
+}
+
+/// Issue 12: inside an open window of `last`, `throttleSincePerformed(latest: true)` or
+/// `debounce`, a message only replaces the held payload; the limiter swaps it in without its
+/// lock (`Limiter+Replacing.swift`). The slot must decide exactly what the machine decides.
+final class LimiterReplacingTests: XCTestCase {
+    private func makeLimiter(_ mode: ThrottleMode, _ d: Duration, clock: ManualClock)
+        -> (Limiter<SlotToken>, Locked<[Int]>, Locked<[Int]>) {
+        let performed = Locked<[Int]>([]), rejected = Locked<[Int]>([])
+        let limiter = Limiter<SlotToken>(mode: mode, duration: d, executor: ManualExecutor(clock: clock),
+                                         perform: { p in performed.withLock { $0.append(p.id) } },
+                                         reject: { p in rejected.withLock { $0.append(p.id) } })
+        return (limiter, performed, rejected)
+    }
+
+    private func isPublished(_ l: Limiter<SlotToken>) -> Bool { l.slot.load(ordering: .acquiring).first != 0 }
+
+    func testWordPayloadsAreRecognised() {
+        XCTAssertTrue(Limiter<SlotToken>.movesAsWord())
+        XCTAssertTrue(Limiter<Invocation>.movesAsWord())
+        XCTAssertFalse(Limiter<Int>.movesAsWord(), "Int? takes a ninth byte")
+        XCTAssertFalse(Limiter<String>.movesAsWord())
+    }
+
+    /// In `last`'s window, messages go through the slot: the machine holds nothing meanwhile,
+    /// each message displaces the previous payload (handed back to the caller), and the edge
+    /// performs the last one.
+    func testMessagesInsideALastWindowSwapThroughTheSlot() {
+        let clock = ManualClock()
+        let (l, performed, _) = makeLimiter(.last, .milliseconds(100), clock: clock)
+        XCTAssertEqual(l.receive(making: { SlotToken(1) }).verdict, .deferred)
+        XCTAssertTrue(isPublished(l), "the window replaces from the first held message on")
+        XCTAssertNil(l.storage.withLock { $0.machine.held }, "the held payload lives in the slot")
+        clock.advance(to: instant(ms: 40))
+        let (verdict, displaced) = l.receive(making: { SlotToken(2) })
+        XCTAssertEqual(verdict, .deferred)
+        XCTAssertEqual(displaced?.id, 1, "the displaced payload comes back to the caller")
+        XCTAssertTrue(isPublished(l))
+        XCTAssertEqual(l.pending?.id, 2, "an event under the lock takes the slot back")
+        XCTAssertTrue(isPublished(l), "and publishes it again")
+        XCTAssertEqual(l.receive(making: { SlotToken(3) }).displaced?.id, 2)
+        clock.advance(to: instant(ms: 99))
+        XCTAssertEqual(performed.current, [])
+        clock.advance(to: instant(ms: 100))
+        XCTAssertEqual(performed.current, [3])
+        XCTAssertFalse(isPublished(l), "the window closed")
+    }
+
+    /// `debounce` through the slot: every message moves the deadline (its `lastCall`), which
+    /// the timer reads when it fires.
+    func testDebounceMessagesMoveTheDeadlineThroughTheSlot() {
+        let clock = ManualClock()
+        let (l, performed, _) = makeLimiter(.debounce, .milliseconds(100), clock: clock)
+        XCTAssertEqual(l.receive(making: { SlotToken(1) }).verdict, .deferred)
+        for (i, ms) in [50, 120, 190].enumerated() {
+            clock.advance(to: instant(ms: ms))
+            XCTAssertTrue(isPublished(l), "at \(ms)")
+            XCTAssertEqual(l.receive(making: { SlotToken(i + 2) }).displaced?.id, i + 1)
+        }
+        XCTAssertEqual(performed.current, [], "each message came less than 100 ms after the last")
+        XCTAssertEqual(l.pendingDeadline, instant(ms: 290))
+        clock.advance(to: instant(ms: 289))
+        XCTAssertEqual(performed.current, [])
+        clock.advance(to: instant(ms: 290))
+        XCTAssertEqual(performed.current, [4])
+    }
+
+    /// Random sequences of messages, clock moves, edits, flushes and cancels with payloads that
+    /// move through the slot: the limiter and the bare machine decide every message alike and
+    /// perform, reject and hold the same payloads; the slot was published before many of them.
+    func testTheSlotDecidesAsTheMachineDoes() {
+        var rng = SplitMix(seed: 26)
+        let durations = [0, -5, 30, 100]
+        var throughSlot = 0
+        for round in 0..<400 {
+            let modes = LimiterStateMachineEventTests.modes
+            let mode = modes[round % modes.count]
+            let start = durations[Int(rng.next() % UInt64(durations.count))]
+            let clock = ManualClock()
+            let (l, performed, rejected) = makeLimiter(mode, .milliseconds(start), clock: clock)
+            var run = MachineRun(mode, start)
+            var ms = 0, verdicts: [Limiter<SlotToken>.Verdict] = [], expected: [Limiter<Int>.Verdict] = []
+            var log: [String] = []
+            for id in 0..<60 {
+                switch rng.next() % 20 {
+                case 0:
+                    let d = Duration.milliseconds(durations[Int(rng.next() % UInt64(durations.count))])
+                    l.duration = d
+                    run.machine.setDuration(d)
+                    log.append("d=\(d)")
+                case 1:
+                    let m = modes[Int(rng.next() % UInt64(modes.count))]
+                    l.mode = m
+                    run.machine.setMode(m)
+                    log.append("\(m)")
+                case 2:
+                    XCTAssertEqual(l.flush(), run.flush(at: ms), "flush at \(ms): \(log)")
+                    log.append("flush")
+                case 3:
+                    l.cancel()
+                    run.cancel(at: ms)
+                    log.append("cancel")
+                case 4...9:
+                    ms += Int(rng.next() % 60)
+                    clock.advance(to: instant(ms: ms))
+                    run.advance(to: ms)
+                default:
+                    if isPublished(l) { throughSlot += 1 }
+                    verdicts.append(l.receive(making: { SlotToken(id) }).verdict)
+                    expected.append(run.send(id, at: ms))
+                    log.append("\(id)@\(ms)")
+                }
+            }
+            XCTAssertEqual(verdicts.map(String.init(describing:)), expected.map(String.init(describing:)),
+                           "\(mode) d=\(start): \(log)")
+            let later = run.marks.filter { $0.hasPrefix("^") }.map { Int($0.dropFirst().prefix { $0 != "@" })! }
+            let rejects = run.marks.filter { $0.hasPrefix("R") }.map { Int($0.dropFirst().prefix { $0 != "@" })! }
+            XCTAssertEqual(performed.current, later, "\(mode) d=\(start): \(log)")
+            XCTAssertEqual(rejected.current, rejects, "\(mode) d=\(start): \(log)")
+            XCTAssertEqual(l.pending?.id, run.machine.held, "\(mode) d=\(start): \(log)")
+            XCTAssertEqual(l.pendingDeadline, run.machine.pendingDeadline, "\(mode) d=\(start): \(log)")
+        }
+        XCTAssertGreaterThan(throughSlot, 300, "messages were sent while the slot was published")
+    }
+
+    /// Releasing the limiter releases a payload held in the slot (without performing it).
+    func testReleasingTheLimiterReleasesTheSlotsPayload() {
+        let before = SlotToken.live.load(ordering: .relaxed)
+        do {
+            let clock = ManualClock()
+            let (l, performed, _) = makeLimiter(.last, .milliseconds(100), clock: clock)
+            _ = l.receive(making: { SlotToken(1) })
+            _ = l.receive(making: { SlotToken(2) })
+            XCTAssertTrue(isPublished(l))
+            XCTAssertEqual(performed.current, [])
+        }
+        XCTAssertEqual(SlotToken.live.load(ordering: .relaxed), before)
+    }
+}
+
+/// Run under TSan in CI (the class name contains `Concurrency`).
+final class LimiterReplacingConcurrencyTests: XCTestCase {
+    /// 8 threads swap payloads through the slot of a `last` and a `debounce` limiter while a
+    /// 9th moves the clock (timers fire and take the slot back), rewrites the duration and
+    /// flushes. No payload is performed twice or lost track of: once everything is flushed and
+    /// the limiters released, every payload made has been released, and the performances
+    /// came in order of the windows (each performed payload was made before the next).
+    func testConcurrentSwapsAreEachPerformedOnceOrReleased() {
+        for mode in [ThrottleMode.last, .debounce, .throttleSincePerformed(latest: true)] {
+            let before = SlotToken.live.load(ordering: .relaxed)
+            let made = Atomic<Int>(0)
+            let performed = Locked<[Int]>([])
+            do {
+                let clock = ManualClock()
+                let l = Limiter<SlotToken>(mode: mode, duration: .milliseconds(5), executor: ManualExecutor(clock: clock),
+                                           perform: { p in performed.withLock { $0.append(p.id) } })
+                DispatchQueue.concurrentPerform(iterations: 9) { t in
+                    if t == 8 {
+                        for step in 0..<400 {
+                            clock.advance(by: .milliseconds(1))
+                            if step % 50 == 0 { l.duration = .milliseconds(step % 100 == 0 ? 5 : 7) }
+                            if step % 70 == 0 { l.flush() }
+                        }
+                        return
+                    }
+                    for i in 0..<2000 {
+                        _ = l.receive(making: {
+                            made.add(1, ordering: .relaxed)
+                            return SlotToken(t * 100_000 + i)
+                        })
+                    }
+                }
+                l.flush()
+                XCTAssertNil(l.pending, "\(mode)")
+                let ids = performed.current
+                XCTAssertEqual(Set(ids).count, ids.count, "\(mode): a payload performed twice")
+                XCTAssertGreaterThan(ids.count, 0, "\(mode)")
+                XCTAssertLessThanOrEqual(ids.count, made.load(ordering: .relaxed), "\(mode)")
+                // The last payload sent after the storm is the one performed.
+                if l.receive(making: { SlotToken(-1) }).verdict == .performNow { performed.withLock { $0.append(-1) } }
+                clock.advance(by: .seconds(1))
+                XCTAssertEqual(performed.current.last, -1, "\(mode)")
+            }
+            XCTAssertEqual(SlotToken.live.load(ordering: .relaxed), before, "\(mode): every payload made was released")
+        }
+    }
+}
