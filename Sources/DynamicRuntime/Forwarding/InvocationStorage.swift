@@ -198,7 +198,13 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         }
         h.pointee.ownsReturnObject = false
         h.pointee.ownsReturnString = false
-        returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: h.pointee.signature.returnSize)
+        let size = h.pointee.signature.returnSize
+        if size <= 16 {
+            // The return area is at least 16 bytes (`make`): two stores instead of a memset call.
+            returnPointer.storeBytes(of: (0, 0) as (UInt64, UInt64), as: (UInt64, UInt64).self)
+        } else {
+            returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        }
     }
 
     /// Calls `imp` with the frame; the result (+1 for objects) lands in return storage.
