@@ -58,12 +58,20 @@ public struct HookContext {
 
     /// Runs the next instead-hook, or the original; the result lands in the return value.
     public func proceed() throws(RuntimeError) {
+        // The last instead hook proceeding (the common case) reaches the original from here.
+        let s = state
+        if _fastPath(s.pointee.insteadIndex >= s.pointee.insteadCount) { return try callOriginal() }
+        try proceedToNextHook()
+    }
+
+    @inline(never)
+    private func proceedToNextHook() throws(RuntimeError) {
         // The class's instead hooks first, then the object's own; a claimed one-shot hook is
         // passed over. The chains are read in place: no retain per call.
         let s = state
         while true {
             let next = s.pointee.insteadIndex
-            guard next < s.pointee.insteadCount else { return try invokeOriginal() }
+            guard next < s.pointee.insteadCount else { return try callOriginal() }
             s.pointee.insteadIndex = next + 1
             let outer = s.pointee.outerInsteadCount
             let chain = HookChain.shape(next < outer ? chainRef : innerRef.unsafelyUnwrapped)
@@ -74,15 +82,46 @@ public struct HookContext {
 
     /// Runs the original implementation now, skipping any remaining instead-hooks.
     public func invokeOriginal() throws(RuntimeError) {
+        try callOriginal()
+    }
+
+    /// An original of whole integer-register words that is no Swift closure (decided when it
+    /// was published) is a plain C call, made here; everything else out of line.
+    @inline(__always)
+    private func callOriginal() throws(RuntimeError) {
         state.pointee.proceeded = true
-        // An original of whole integer-register words that is no Swift closure (decided when
-        // it was published) is a plain C call: read what it needs in one go.
+        var (imp, body, wide, wideReturn, returnsObject) = hookRef._withUnsafeGuaranteedRef {
+            ($0.originalBits.load(ordering: .acquiring), $0.originalBodyBits.load(ordering: .acquiring),
+             $0.wideArguments, $0.wideReturn, $0.returnsObject)
+        }
+        if imp == 0, let m = state.pointee.inheritedOriginal {
+            // A per-object entry's original, found in the visible class: a plain function when
+            // its record names no closure (else the closure's path, below).
+            imp = unsafeBitCast(sf_method_imp(m), to: UInt.self)
+            body = sf_method_owner(m).map { Unmanaged<MethodRecord>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.ownerWord } } ?? 0
+        }
+        guard imp != 0, body == 0, wide != 0, !returnsObject else { return try callOriginalSlowly() }
+        typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
+        let a = arguments
+        let v = unsafeBitCast(imp, to: Words.self)(
+            a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
+            wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+            wide > 3 ? a[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+            wide > 4 ? a[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
+        if wideReturn { returnStorage.storeBytes(of: v, as: UInt64.self) }
+        if _slowPath(sf_get_pending_error() != nil) { try Runtime.rethrowPending() }
+    }
+
+    /// The other originals: a closure's word body over whole-register words, else the general
+    /// call (a closure's body on the argument vector, the direct call, libffi).
+    @inline(never)
+    private func callOriginalSlowly() throws(RuntimeError) {
         let (imp, body, wide, wideReturn, returnsObject) = hookRef._withUnsafeGuaranteedRef {
             ($0.originalBits.load(ordering: .acquiring), $0.originalBodyBits.load(ordering: .acquiring),
              $0.wideArguments, $0.wideReturn, $0.returnsObject)
         }
+        if returnsObject { releaseReturnObject() }
         if imp != 0, wide != 0 {
-            if returnsObject { releaseReturnObject() }
             let a = arguments
             let w = (a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
                      wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
@@ -103,7 +142,6 @@ public struct HookContext {
         }
         let inherited = state.pointee.inheritedOriginal
         try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in
-            if hook.returnsObject { releaseReturnObject() }
             try hook.callOriginal(arguments, returnStorage, inherited: inherited)
         }
     }

@@ -29,21 +29,26 @@ extension MethodHook {
     @inline(never)
     private func runHidden(_ chain: Unmanaged<HookChain>, _ ret: UnsafeMutableRawPointer,
                            _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
-        let own = ObjectHookList.chainRef(of: args[0]!.load(as: sf_id?.self), selector.raw)
-        var target = Unmanaged.passUnretained(self)
-        var outer = own ?? chain
-        var inner: Unmanaged<HookChain>? = nil
-        var original = sf_method_t(bitPattern: inheritedMethod.load(ordering: .acquiring))
+        let (target, outer, inner, original) = hiddenCall(chain, receiver: args[0]!.load(as: sf_id?.self))
+        try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(outer, inner: inner, inherited: original, ret, args) }
+    }
+
+    /// What a call of this hidden entry runs: the hook whose call reaches the original (the
+    /// visible class's, if that entry is hooked, else this one), its chain, the receiver's own
+    /// chain to merge after it (when the class's hook runs first), and the original's method
+    /// when it is the visible class's.
+    @inline(__always)
+    func hiddenCall(_ chain: Unmanaged<HookChain>, receiver: sf_id?)
+        -> (Unmanaged<MethodHook>, Unmanaged<HookChain>, Unmanaged<HookChain>?, sf_method_t?) {
+        let own = ObjectHookList.chainRef(of: receiver, selector.raw)
+        let original = sf_method_t(bitPattern: inheritedMethod.load(ordering: .acquiring))
             ?? sf_class_super(cls.raw).flatMap { sf_lookup_method($0, selector.raw) }
         if let m = original, let record = sf_method_owner(m),
            let classHook = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef({ $0.hookRef }) {
             // The class hook's own call reaches the original.
-            target = classHook
-            outer = classHook._withUnsafeGuaranteedRef { $0.chainRef }
-            inner = own
-            original = nil
+            return (classHook, classHook._withUnsafeGuaranteedRef { $0.chainRef }, own, nil)
         }
-        try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(outer, inner: inner, inherited: original, ret, args) }
+        return (Unmanaged.passUnretained(self), own ?? chain, nil, original)
     }
 
     /// Resolves the visible class's method for `runHidden` (lock held): when the hidden entry is
@@ -74,7 +79,10 @@ extension MethodHook {
                 // The common chain is instead-hooks only: no before or after loop to set up, and
                 // the first instead hook is called as `proceed()` would call it.
                 if outer.before == 0, outer.after == 0, innerRef == nil {
-                    if outer.instead != 0, !outer.hasOnce {
+                    if let first = outer.firstInstead {
+                        p.pointee.insteadIndex = 1
+                        try InsteadBody.call(first, ctx)
+                    } else if outer.instead != 0, !outer.hasOnce {
                         p.pointee.insteadIndex = 1
                         try HookChain.Entry.call(outer.entries, ctx)
                     } else {

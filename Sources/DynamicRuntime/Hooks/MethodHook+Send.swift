@@ -48,23 +48,35 @@ struct HookWordFrame {
 }
 
 extension MethodHook {
-    /// `run` for a caller that holds a read section already, on the hook as a guaranteed
-    /// reference. An instead-only chain of one pass (no before or after hooks, no one-shot
-    /// hook, no per-object chain) is run here without the general loop.
+    /// `run` for a caller that holds a read section already. An instead-only chain (no before
+    /// or after hooks, no one-shot hook, not merged with another) is run here without the
+    /// general loop: its first hook is called from the chain's box, as `proceed()` would call
+    /// it. A hidden entry's chain (the receiver's own) takes the same path.
     @inline(__always)
     static func runSent(_ hook: Unmanaged<MethodHook>, _ ret: UnsafeMutableRawPointer,
-                             _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
-        let (chainRef, hidden) = hook._withUnsafeGuaranteedRef { ($0.chainRef, $0.isHidden) }
+                        _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
+        var target = hook
+        var (chainRef, hidden) = hook._withUnsafeGuaranteedRef { ($0.chainRef, $0.isHidden) }
+        var inner: Unmanaged<HookChain>? = nil
+        var inherited: sf_method_t? = nil
+        if hidden {
+            (target, chainRef, inner, inherited) = hook._withUnsafeGuaranteedRef {
+                $0.hiddenCall(chainRef, receiver: args[0].unsafelyUnwrapped.load(as: sf_id?.self))
+            }
+        }
         let shape = HookChain.shape(chainRef)
-        guard !hidden, shape.instead != 0, shape.before == 0, shape.after == 0, !shape.hasOnce else {
-            return try withGuaranteed(hook) { (h) throws(RuntimeError) in try h.runInSection(ret, args) }
+        guard inner == nil, let first = shape.firstInstead else {
+            return try withGuaranteed(target) { (h) throws(RuntimeError) in
+                try h.run(chainRef, inner: inner, inherited: inherited, ret, args)
+            }
         }
         // The return storage is the frame's, already zero.
-        var state = HookCallState(insteadIndex: 1, outerInsteadCount: shape.instead, insteadCount: shape.instead)
+        var state = HookCallState(insteadIndex: 1, outerInsteadCount: shape.instead, insteadCount: shape.instead,
+                                  inheritedOriginal: inherited)
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
-            let ctx = HookContext(hook: hook, chain: chainRef, inner: nil, arguments: args, returnStorage: ret, state: p)
+            let ctx = HookContext(hook: target, chain: chainRef, inner: nil, arguments: args, returnStorage: ret, state: p)
             do throws(RuntimeError) {
-                try HookChain.Entry.call(shape.entries, ctx)
+                try InsteadBody.call(first, ctx)
             } catch {
                 ctx.releaseReturnObject()
                 throw error
