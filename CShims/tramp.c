@@ -206,5 +206,9 @@ void sf_tramp_stats(size_t *live, size_t *pending_slots, size_t *free_slots) {
 }
 void sf_tramp_entry(void) { abort(); }
 void sf_tramp_invoke(struct sf_tramp_call *call) { (void)call; abort(); }
+void sf_tramp_int_nothrow0(void) { abort(); }
+void sf_tramp_int_nothrow1(void) { abort(); }
+void sf_tramp_int_nothrow2(void) { abort(); }
+void sf_tramp_int_nothrow3(void) { abort(); }
 
 #endif

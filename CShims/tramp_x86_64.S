@@ -78,5 +78,44 @@ SF_FUNCTION sf_tramp_invoke
     ret
 SF_END_FUNCTION sf_tramp_invoke
 
+// Non-throwing closures of `Int` arguments returning `Int` (0-3 arguments): the slot puts a
+// struct sf_swift_closure {function, context} in the register after the arguments. Swift's
+// convention wants the context in %r13 (callee-saved for our C caller, so kept) and the
+// arguments without the selector; nothing can be thrown, so nothing is checked afterwards.
+.macro INT_NOTHROW name, closure, shift
+SF_FUNCTION \name
+    pushq   %r13
+    .cfi_adjust_cfa_offset 8
+    .cfi_offset %r13, -16
+    movq    8(\closure), %r13
+    \shift
+    callq   *(\closure)
+    popq    %r13
+    .cfi_adjust_cfa_offset -8
+    .cfi_restore %r13
+    ret
+SF_END_FUNCTION \name
+.endm
+
+.macro SHIFT0
+.endm
+.macro SHIFT1
+    movq    %rdx, %rsi
+.endm
+.macro SHIFT2
+    movq    %rdx, %rsi
+    movq    %rcx, %rdx
+.endm
+.macro SHIFT3
+    movq    %rdx, %rsi
+    movq    %rcx, %rdx
+    movq    %r8, %rcx
+.endm
+
+    INT_NOTHROW sf_tramp_int_nothrow0, %rdx, SHIFT0
+    INT_NOTHROW sf_tramp_int_nothrow1, %rcx, SHIFT1
+    INT_NOTHROW sf_tramp_int_nothrow2, %r8, SHIFT2
+    INT_NOTHROW sf_tramp_int_nothrow3, %r9, SHIFT3
+
 #endif
     .section .note.GNU-stack,"",@progbits

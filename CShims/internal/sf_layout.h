@@ -192,34 +192,4 @@ static inline size_t sf_object_header_size(void) { return sizeof(struct sf_objec
 static inline size_t sf_class_struct_size(void) { return sizeof(struct sf_class); }
 static inline size_t sf_method_struct_size(void) { return sizeof(struct sf_method); }
 
-/* ---- hooks: the state a trampoline reads on every call ---- */
-
-struct sf_hook_slot {
-    _Atomic sf_imp original;        /* the IMP the hook wraps (NULL: look up in the superclass) */
-    void *_Atomic chain;            /* the current immutable hook chain (Swift object) */
-    void *_Atomic owner;            /* the Swift closure behind `original`, if any (unretained:
-                                     * kept by the hook's published box until a grace period
-                                     * after it is replaced); readers check it against `original` */
-};
-
-static inline sf_imp sf_hook_original(struct sf_hook_slot *s) {
-    return atomic_load_explicit(&s->original, memory_order_acquire);
-}
-static inline void sf_hook_set_original(struct sf_hook_slot *s, sf_imp imp) {
-    atomic_store_explicit(&s->original, imp, memory_order_release);
-}
-static inline void *sf_hook_owner(struct sf_hook_slot *s) {
-    return atomic_load_explicit(&s->owner, memory_order_acquire);
-}
-static inline void sf_hook_set_owner(struct sf_hook_slot *s, void *owner) {
-    atomic_store_explicit(&s->owner, owner, memory_order_release);
-}
-static inline void *sf_hook_chain(struct sf_hook_slot *s) {
-    return atomic_load_explicit(&s->chain, memory_order_acquire);
-}
-static inline void *sf_hook_swap_chain(struct sf_hook_slot *s, void *chain) {
-    return atomic_exchange_explicit(&s->chain, chain, memory_order_acq_rel);
-}
-static inline size_t sf_hook_slot_size(void) { return sizeof(struct sf_hook_slot); }
-
 #endif

@@ -117,6 +117,19 @@ void sf_tramp_stats(size_t *live, size_t *pending, size_t *free_slots);
 /* The generic entry, to use as a slot's target. */
 void sf_tramp_entry(void);
 
+/* A Swift closure value: its function and its context (a thick function's two words). */
+struct sf_swift_closure {
+    const void *function;
+    const void *context;
+};
+/* Slot targets for non-throwing Swift closures `(ObjectRef, Int…) -> Int` of 0-3 arguments:
+ * the slot's context (in the register after the arguments, SF_TRAMP_RDX + n) points at the
+ * closure's struct sf_swift_closure; the thunk calls it with Swift's convention. */
+void sf_tramp_int_nothrow0(void);
+void sf_tramp_int_nothrow1(void);
+void sf_tramp_int_nothrow2(void);
+void sf_tramp_int_nothrow3(void);
+
 /* Frame side: fills args[] (nargs pointers into the frame) and returns the return storage. */
 void *sf_tramp_frame_args(struct sf_tramp_frame *frame, const struct sf_tramp_layout *layout, void **args);
 /* Frame side: after the body wrote the return storage, moves it to the return registers. */

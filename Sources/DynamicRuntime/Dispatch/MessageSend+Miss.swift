@@ -43,12 +43,11 @@ extension MessageSend {
         // Types the key names exactly, seen before: the frame is laid out from the caller's own
         // values (`store`), with no argument array, type list or byte-count check.
         if exact, R.returnEncoding.isExactInKey, let known = sf_sig_cache_by_key(key) {
-            let sig = Signature(raw: known)
-            switch try Forwarding.typedInvocationStages(raw, selector, cls: cls, sig, count: count, store: store) {
+            switch try Forwarding.typedInvocationStages(raw, selector, cls: cls, known, count: count, store: store) {
             case let .returned(lo, hi):
                 bytes = (lo, hi)
             case let .declared(handler, declared):
-                try forwardFrame(raw, selector, cls: cls, sig, count: count, store: store, fromStage: 3,
+                try forwardFrame(raw, selector, cls: cls, Signature(raw: known), count: count, store: store, fromStage: 3,
                                  answered: (handler, declared)) { ret, ran in
                     keepResult(ret, ran, returning: R.returnEncoding, in: &bytes)
                 }

@@ -87,6 +87,10 @@ enum MessageSend {
         let bits = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.ownerWord }
         guard let owner = UnsafeRawPointer(bitPattern: bits) else { return nil }
         let o = UInt64(UInt(bitPattern: raw)), s = UInt64(UInt(bitPattern: sel))
+        // A hooked entry: the record names its hook, which runs its chain over the words (no
+        // trampoline, no closure box in between); nil sends the rest through the slot.
+        let hook = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.hookWord }
+        if hook != 0 { return try hookSendWords(hook, o, s, w) }
         var failure: (any Error)? = nil
         let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in
             do {

@@ -14,13 +14,15 @@ extension Forwarding {
     /// Stages 3 and 4 for `sig`, the caller's own signature: the record is filled by `store`,
     /// handed to `forwardInvocation:`, and its return value (at most 16 bytes: a scalar the key
     /// names) comes back as bits. The caller holds a depth level and a read section.
-    static func typedInvocationStages(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: Signature, count: Int,
-                                      store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> TypedInvocationOutcome {
+    static func typedInvocationStages(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: UnsafePointer<sf_signature>,
+                                      count: Int, store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> TypedInvocationOutcome {
         guard let handler = sf_lookup_method(cls, forwardInvocation.raw) else { throw try doesNotRecognize(raw, selector, cls) }
-        if let declared = try methodSignature(raw, selector, cls), declared != sig {
+        if let declared = try methodSignature(raw, selector, cls), declared.raw != sig {
             return .declared(handler: handler, declared)
         }
-        var invocation = Invocation.take(sig.storage)
+        // Immortal: no retain and release around the call.
+        unowned(unsafe) let storage = Unmanaged<SignatureStorage>.fromOpaque(sig.pointee.swift).takeUnretainedValue()
+        var invocation = Invocation.take(storage)
         invocation.storage.store(raw, selector, count: count, store)
         try deliver(invocation, to: raw, cls, handler)
         let bits = invocation.storage.returnBits()

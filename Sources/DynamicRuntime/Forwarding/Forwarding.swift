@@ -142,6 +142,17 @@ enum Forwarding {
                                          values: { [a] }, store: { _, p in a.storeArgument(to: p) })
     }
 
+    /// A `setForwardInvocation` body's call: only with the record this thread is delivering.
+    @inline(__always)
+    static func runForwardInvocation(_ receiver: UInt64, _ record: UnsafeMutableRawPointer,
+                                     _ body: (Invocation) throws -> Void) throws {
+        guard isDelivering(record) else {
+            let recv = ObjectRef(word: receiver)
+            throw RuntimeError.reservedSelector(.init(className: recv.runtimeClass?.visibleName, selector: forwardInvocation.name, reason: "it receives the invocation the runtime is forwarding and cannot be sent directly"))
+        }
+        try body(Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(record).takeUnretainedValue()))
+    }
+
     /// Whether `record` is the invocation this thread is handing to `forwardInvocation:`: a
     /// pointer anyone else sends is not a record the runtime made, and is never dereferenced.
     static func isDelivering(_ record: UnsafeRawPointer) -> Bool {

@@ -102,8 +102,10 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
             try Forwarding.forward(storage, cls: cls)
             return
         }
-        let sig = Signature(raw: sf_method_sig(method))
-        guard sig == signature || sig.isCompatible(with: signature) else {
+        // The same interned signature by address first: no Signature values built per replay.
+        let found = sf_method_sig(method)!
+        guard found == UnsafePointer(storage.h.pointee.signature.raw) || Signature(raw: found).isCompatible(with: signature) else {
+            let sig = Signature(raw: found)
             throw .signatureMismatch(.init(className: className, selector: selector.name, expected: sig.encoding, actual: signature.encoding))
         }
         storage.call(sf_method_imp(method)!)

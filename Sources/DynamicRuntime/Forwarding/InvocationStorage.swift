@@ -198,14 +198,38 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         }
         h.pointee.ownsReturnObject = false
         h.pointee.ownsReturnString = false
-        returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: h.pointee.signature.returnSize)
+        let size = h.pointee.signature.returnSize
+        if size <= 16 {
+            // The return area is at least 16 bytes (`make`): two stores instead of a memset call.
+            returnPointer.storeBytes(of: (0, 0) as (UInt64, UInt64), as: (UInt64, UInt64).self)
+        } else {
+            returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: size)
+        }
     }
 
     /// Calls `imp` with the frame; the result (+1 for objects) lands in return storage.
     func call(_ imp: sf_imp) {
-        writeTargetAndSelector()
-        h.pointee.signature.call(imp, returnPointer, argv)
-        h.pointee.ownsReturnObject = h.pointee.signature.returnsObject
+        let sig = h.pointee.signature
+        if let layout = sig.layout, layout.pointee.int_wide != 0, sf_tramp_enabled() != 0 {
+            callWords(imp, layout)
+        } else {
+            writeTargetAndSelector()
+            sig.call(imp, returnPointer, argv)
+        }
+        h.pointee.ownsReturnObject = sig.returnsObject
+    }
+
+    /// `call` for a signature of 2-5 word arguments in integer registers and a word return or
+    /// none (`int_wide`): its frame is those words in order, so the IMP is called as a C
+    /// function with them: no argument vector, no `sf_tramp_call_args`.
+    private func callWords(_ imp: sf_imp, _ layout: UnsafeMutablePointer<sf_tramp_layout>) {
+        let w = base.assumingMemoryBound(to: UInt64.self)
+        w[0] = UInt64(UInt(bitPattern: h.pointee.target))
+        w[1] = UInt64(UInt(bitPattern: h.pointee.selector))
+        let n = Int(layout.pointee.nargs)
+        typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
+        let v = unsafeBitCast(imp, to: Words.self)(w[0], w[1], n > 2 ? w[2] : 0, n > 3 ? w[3] : 0, n > 4 ? w[4] : 0)
+        if layout.pointee.ret_kind != UInt8(SF_RET_VOID) { returnPointer.storeBytes(of: v, as: UInt64.self) }
     }
 
     /// Bytes a direct libffi call writes for this return type, which is all a caller's storage

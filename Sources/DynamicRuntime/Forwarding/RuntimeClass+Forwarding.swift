@@ -39,12 +39,20 @@ extension RuntimeClass {
     /// Only the runtime sends `forwardInvocation:` to such a method: sent directly, with
     /// anything but the record being forwarded on this thread, it throws `reservedSelector`.
     public func setForwardInvocation(_ body: @escaping @Sendable (Invocation) throws -> Void) throws(RuntimeError) {
-        try replaceMethod(Forwarding.forwardInvocation) { (recv: ObjectRef, record: UnsafeMutableRawPointer) throws in
-            guard Forwarding.isDelivering(record) else {
-                throw RuntimeError.reservedSelector(.init(className: recv.runtimeClass?.visibleName, selector: Forwarding.forwardInvocation.name, reason: "it receives the invocation the runtime is forwarding and cannot be sent directly"))
-            }
-            try body(Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(record).takeUnretainedValue()))
+        // Built here, not by the generic closure overloads: the word body typed sends and the
+        // slot call is this closure itself (no generic word body, no reabstraction thunk, no
+        // adapter closure in between), and C callers' argument vector reaches the same code.
+        // A NULL record is refused as every non-optional pointer argument is.
+        let word: WordBody = { o, s, record, _, _, _ in
+            let record = try UnsafeMutableRawPointer.fromWord(record, receiver: o, selector: s, 2)
+            try Forwarding.runForwardInvocation(o, record, body)
+            return 0
         }
+        let (imp, sig) = try closureIMP(Forwarding.forwardInvocation, declared: nil, returns: .void,
+                                        arguments: [UnsafeMutableRawPointer.typeEncoding], word: word) { _, args in
+            try Forwarding.runForwardInvocation(args[0]!.load(as: UInt64.self), UnsafeMutableRawPointer.argument(args, 2), body)
+        }
+        try install(Forwarding.forwardInvocation, imp, sig, replacing: true)
     }
 
     /// Stage 4: observes unrecognized selectors (e.g. to log); the sender still gets the error.

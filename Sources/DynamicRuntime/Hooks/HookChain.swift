@@ -27,6 +27,10 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         let afterCount: UInt16
         /// Whether an entry is a one-shot hook (the call path checks claims only then).
         let hasOnce: Bool
+        /// A chain of instead hooks only (no before or after hook, no one-shot hook):
+        /// its first hook's body in a box of its own (retained here, released in `deinit`),
+        /// which the call path calls from a `let` without retaining the body's context.
+        let firstInstead: Unmanaged<InsteadBody>?
 
         var total: Int { Int(beforeCount) + Int(insteadCount) + Int(afterCount) }
     }
@@ -47,12 +51,18 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         @inline(__always) @discardableResult
         static func run(_ p: UnsafeMutablePointer<Entry>, _ ctx: HookContext, hasOnce: Bool) throws(RuntimeError) -> Bool {
             if _slowPath(hasOnce), p.pointee.once != nil { return try p.pointee.runOnce(ctx) }
+            try call(p, ctx)
+            return true
+        }
+
+        /// Runs the entry at `p`, which is no one-shot hook, read in place.
+        @inline(__always)
+        static func call(_ p: UnsafeMutablePointer<Entry>, _ ctx: HookContext) throws(RuntimeError) {
             do {
                 try p.pointee.body(ctx)
             } catch {
                 throw hookError(error, ctx)
             }
-            return true
         }
 
         @inline(never)
@@ -70,10 +80,13 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
 
     static func make(before: some Collection<Entry>, instead: some Collection<Entry>, after: some Collection<Entry>,
                      selector: sf_sel? = nil, next: HookChain? = nil) -> HookChain {
+        let hasOnce = [before.contains { $0.once != nil }, instead.contains { $0.once != nil },
+                       after.contains { $0.once != nil }].contains(true)
+        let first = before.isEmpty && after.isEmpty && !hasOnce
+            ? instead.first.map { Unmanaged.passRetained(InsteadBody($0.body)) } : nil
         let header = Header(selector: selector, next: next, beforeCount: UInt16(before.count),
                             insteadCount: UInt16(instead.count), afterCount: UInt16(after.count),
-                            hasOnce: [before.contains { $0.once != nil }, instead.contains { $0.once != nil },
-                                      after.contains { $0.once != nil }].contains(true))
+                            hasOnce: hasOnce, firstInstead: first)
         let chain = unsafeDowncast(create(minimumCapacity: header.total) { _ in header }, to: HookChain.self)
         chain.withUnsafeMutablePointerToElements { p in
             var q = p
@@ -88,7 +101,10 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
     static func empty() -> HookChain { make(before: [], instead: [], after: []) }
 
     deinit {
-        _ = withUnsafeMutablePointers { h, e in e.deinitialize(count: h.pointee.total) }
+        _ = withUnsafeMutablePointers { h, e in
+            h.pointee.firstInstead?.release()
+            e.deinitialize(count: h.pointee.total)
+        }
     }
 
     // The storage is inline in this object and never moves: the buffers stay valid as long as
@@ -116,6 +132,7 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         let instead: Int
         let after: Int
         let hasOnce: Bool
+        let firstInstead: Unmanaged<InsteadBody>?
     }
 
     @inline(__always)
@@ -123,7 +140,7 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         ref._withUnsafeGuaranteedRef { c in
             c.withUnsafeMutablePointers { h, e in
                 Shape(entries: e, before: Int(h.pointee.beforeCount), instead: Int(h.pointee.insteadCount),
-                      after: Int(h.pointee.afterCount), hasOnce: h.pointee.hasOnce)
+                      after: Int(h.pointee.afterCount), hasOnce: h.pointee.hasOnce, firstInstead: h.pointee.firstInstead)
             }
         }
     }
@@ -164,6 +181,23 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
 
     func contains(_ id: UInt64) -> Bool {
         before.contains { $0.id == id } || instead.contains { $0.id == id } || after.contains { $0.id == id }
+    }
+}
+
+/// A hook body held by a `let`: called through a guaranteed reference to the box, Swift does
+/// not retain the body's context (it does for a closure loaded from the chain's entries).
+final class InsteadBody {
+    let body: HookRegistry.Body
+    init(_ body: @escaping HookRegistry.Body) { self.body = body }
+
+    /// Runs the body of the box `ref` (kept by its chain, which the read section keeps).
+    @inline(__always)
+    static func call(_ ref: Unmanaged<InsteadBody>, _ ctx: HookContext) throws(RuntimeError) {
+        do {
+            try ref._withUnsafeGuaranteedRef { try $0.body(ctx) }
+        } catch {
+            throw hookError(error, ctx)
+        }
     }
 }
 

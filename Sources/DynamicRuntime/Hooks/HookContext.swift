@@ -58,12 +58,20 @@ public struct HookContext {
 
     /// Runs the next instead-hook, or the original; the result lands in the return value.
     public func proceed() throws(RuntimeError) {
+        // The last instead hook proceeding (the common case) reaches the original from here.
+        let s = state
+        if _fastPath(s.pointee.insteadIndex >= s.pointee.insteadCount) { return try callOriginal() }
+        try proceedToNextHook()
+    }
+
+    @inline(never)
+    private func proceedToNextHook() throws(RuntimeError) {
         // The class's instead hooks first, then the object's own; a claimed one-shot hook is
         // passed over. The chains are read in place: no retain per call.
         let s = state
         while true {
             let next = s.pointee.insteadIndex
-            guard next < s.pointee.insteadCount else { return try invokeOriginal() }
+            guard next < s.pointee.insteadCount else { return try callOriginal() }
             s.pointee.insteadIndex = next + 1
             let outer = s.pointee.outerInsteadCount
             let chain = HookChain.shape(next < outer ? chainRef : innerRef.unsafelyUnwrapped)
@@ -74,12 +82,93 @@ public struct HookContext {
 
     /// Runs the original implementation now, skipping any remaining instead-hooks.
     public func invokeOriginal() throws(RuntimeError) {
+        try callOriginal()
+    }
+
+    /// An original of whole integer-register words that is no Swift closure (decided when it
+    /// was published) is a plain C call, made here; everything else out of line.
+    @inline(__always)
+    private func callOriginal() throws(RuntimeError) {
         state.pointee.proceeded = true
+        var (imp, body, wide, wideReturn, returnsObject) = hookRef._withUnsafeGuaranteedRef {
+            ($0.originalBits.load(ordering: .acquiring), $0.originalBodyBits.load(ordering: .acquiring),
+             $0.wideArguments, $0.wideReturn, $0.returnsObject)
+        }
+        if imp == 0, let m = state.pointee.inheritedOriginal {
+            // A per-object entry's original, found in the visible class: a plain function when
+            // its record names no closure (else the closure's path, below).
+            imp = unsafeBitCast(sf_method_imp(m), to: UInt.self)
+            body = sf_method_owner(m).map { Unmanaged<MethodRecord>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.ownerWord } } ?? 0
+        }
+        guard imp != 0, body == 0, wide != 0, !returnsObject else { return try callOriginalSlowly() }
+        typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
+        let a = arguments
+        let v = unsafeBitCast(imp, to: Words.self)(
+            a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
+            wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+            wide > 3 ? a[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+            wide > 4 ? a[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
+        if wideReturn { returnStorage.storeBytes(of: v, as: UInt64.self) }
+        if _slowPath(sf_get_pending_error() != nil) { try Runtime.rethrowPending() }
+    }
+
+    /// The other originals: a closure's word body over whole-register words, else the general
+    /// call (a closure's body on the argument vector, the direct call, libffi).
+    @inline(never)
+    private func callOriginalSlowly() throws(RuntimeError) {
+        let (imp, body, wide, wideReturn, returnsObject) = hookRef._withUnsafeGuaranteedRef {
+            ($0.originalBits.load(ordering: .acquiring), $0.originalBodyBits.load(ordering: .acquiring),
+             $0.wideArguments, $0.wideReturn, $0.returnsObject)
+        }
+        if returnsObject { releaseReturnObject() }
+        if imp != 0, wide != 0 {
+            let a = arguments
+            let w = (a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
+                     wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+                     wide > 3 ? a[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+                     wide > 4 ? a[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
+            let v: UInt64
+            if body == 0 {
+                typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
+                v = unsafeBitCast(imp, to: Words.self)(w.0, w.1, w.2, w.3, w.4)
+            } else if let r = try HookContext.callWordBody(body, w, arity: wide - 2, returnStorage, wideReturn) {
+                v = r
+            } else {
+                return try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in try hook.callOriginal(arguments, returnStorage) }
+            }
+            if wideReturn { returnStorage.storeBytes(of: v, as: UInt64.self) }
+            if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
+            return
+        }
         let inherited = state.pointee.inheritedOriginal
         try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in
-            if hook.returnsObject { releaseReturnObject() }
             try hook.callOriginal(arguments, returnStorage, inherited: inherited)
         }
+    }
+
+    /// Runs the word body of the closure `bits` (an original published as a Swift closure)
+    /// over whole-register words, as a typed send would; nil when it has none. A thrown error
+    /// leaves zero in the return storage and is named and recorded as the closure's own entry
+    /// does it.
+    @inline(__always)
+    static func callWordBody(_ bits: UInt, _ w: (UInt64, UInt64, UInt64, UInt64, UInt64), arity: Int,
+                             _ ret: UnsafeMutableRawPointer, _ returns: Bool) throws(RuntimeError) -> UInt64? {
+        var failure: (any Error)? = nil
+        var cls: sf_class_t? = nil
+        let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef { box in
+            guard box.hasWordBody else { return nil }
+            cls = ClosureIMP.receiverClass(w.0)
+            do {
+                // The hook has the original's key, and an `Int` body's key is exactly its own.
+                if let direct = box.direct { return try ClosureIMP.callDirect(direct, arity: arity, w.0, (w.2, w.3, w.4, 0)) }
+                return try box.wordBody(w.0, w.1, w.2, w.3, w.4, 0)
+            } catch { failure = error; return 0 }
+        }
+        if let failure {
+            if returns { ret.storeBytes(of: 0, as: UInt64.self) }
+            throw ClosureIMP.failure(failure, receiverClass: cls, w.1)
+        }
+        return r
     }
 
     /// A retained record of this call that can be replayed later, on any thread, after the

@@ -66,7 +66,7 @@ private func enterInts(_ hook: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a
 
 extension MethodHook {
     /// Runs the hook over integer argument words (receiver, selector, arguments) and returns the
-    /// return register's word: the register entry's body, and typed sends' word body.
+    /// return register's word: the register entries' body.
     @inline(__always)
     func runWords(_ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) throws(RuntimeError) -> UInt64 {
         try withIntegerRegisterFrame(a0, a1, a2, a3, a4) { (ret, args) throws(RuntimeError) in try run(ret, args) }

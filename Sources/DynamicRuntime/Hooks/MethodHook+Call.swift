@@ -11,7 +11,13 @@ extension MethodHook {
     func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        let chain = Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!)
+        try runInSection(ret, args)
+    }
+
+    /// `run` for a caller that holds a read section already (a typed send).
+    @inline(__always)
+    func runInSection(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
+        let chain = chainRef
         guard isHidden else { return try run(chain, inner: nil, inherited: nil, ret, args) }
         try runHidden(chain, ret, args)
     }
@@ -23,21 +29,26 @@ extension MethodHook {
     @inline(never)
     private func runHidden(_ chain: Unmanaged<HookChain>, _ ret: UnsafeMutableRawPointer,
                            _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
-        let own = ObjectHookList.chainRef(of: args[0]!.load(as: sf_id?.self), selector.raw)
-        var target = Unmanaged.passUnretained(self)
-        var outer = own ?? chain
-        var inner: Unmanaged<HookChain>? = nil
-        var original = sf_method_t(bitPattern: inheritedMethod.load(ordering: .acquiring))
+        let (target, outer, inner, original) = hiddenCall(chain, receiver: args[0]!.load(as: sf_id?.self))
+        try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(outer, inner: inner, inherited: original, ret, args) }
+    }
+
+    /// What a call of this hidden entry runs: the hook whose call reaches the original (the
+    /// visible class's, if that entry is hooked, else this one), its chain, the receiver's own
+    /// chain to merge after it (when the class's hook runs first), and the original's method
+    /// when it is the visible class's.
+    @inline(__always)
+    func hiddenCall(_ chain: Unmanaged<HookChain>, receiver: sf_id?)
+        -> (Unmanaged<MethodHook>, Unmanaged<HookChain>, Unmanaged<HookChain>?, sf_method_t?) {
+        let own = ObjectHookList.chainRef(of: receiver, selector.raw)
+        let original = sf_method_t(bitPattern: inheritedMethod.load(ordering: .acquiring))
             ?? sf_class_super(cls.raw).flatMap { sf_lookup_method($0, selector.raw) }
         if let m = original, let record = sf_method_owner(m),
            let classHook = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef({ $0.hookRef }) {
             // The class hook's own call reaches the original.
-            target = classHook
-            outer = Unmanaged.fromOpaque(classHook._withUnsafeGuaranteedRef { sf_hook_chain($0.slot)! })
-            inner = own
-            original = nil
+            return (classHook, classHook._withUnsafeGuaranteedRef { $0.chainRef }, own, nil)
         }
-        try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(outer, inner: inner, inherited: original, ret, args) }
+        return (Unmanaged.passUnretained(self), own ?? chain, nil, original)
     }
 
     /// Resolves the visible class's method for `runHidden` (lock held): when the hidden entry is
@@ -65,9 +76,18 @@ extension MethodHook {
             let ctx = HookContext(hook: Unmanaged.passUnretained(self), chain: chainRef, inner: innerRef, arguments: args,
                                   returnStorage: ret, state: p)
             do throws(RuntimeError) {
-                // The common chain is instead-hooks only: no before or after loop to set up.
+                // The common chain is instead-hooks only: no before or after loop to set up, and
+                // the first instead hook is called as `proceed()` would call it.
                 if outer.before == 0, outer.after == 0, innerRef == nil {
-                    try ctx.proceed()
+                    if let first = outer.firstInstead {
+                        p.pointee.insteadIndex = 1
+                        try InsteadBody.call(first, ctx)
+                    } else if outer.instead != 0, !outer.hasOnce {
+                        p.pointee.insteadIndex = 1
+                        try HookChain.Entry.call(outer.entries, ctx)
+                    } else {
+                        try ctx.proceed()
+                    }
                 } else {
                     try runAround(outer, innerRef.map(HookChain.shape), ctx)
                 }
@@ -126,24 +146,24 @@ extension MethodHook {
     @inline(__always)
     func callOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>, _ ret: UnsafeMutableRawPointer,
                       inherited: sf_method_t? = nil) throws(RuntimeError) {
-        let imp: sf_imp
-        let owner: UnsafeRawPointer?
-        if let own = sf_hook_original(slot) {
-            // The owner word may lag the IMP during a replace; then the entry differs and the
-            // IMP is called.
-            imp = own
-            owner = UnsafeRawPointer(sf_hook_owner(slot))
-        } else if let m = inherited {
-            imp = sf_method_imp(m)!
-            owner = sf_method_owner(m).flatMap {
-                UnsafeRawPointer(bitPattern: Unmanaged<MethodRecord>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.ownerWord })
+        let bits = originalBits.load(ordering: .acquiring)
+        if bits != 0 {
+            // A Swift closure (or another hook's trampoline) runs its body on this very argument
+            // vector: no trampoline or ffi_call that would only unpack it again. Which of the
+            // two was decided when the original was published.
+            let body = originalBodyBits.load(ordering: .acquiring)
+            if body != 0 {
+                return try withGuaranteed(Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: body)!)) {
+                    (o) throws(RuntimeError) in try callBody(o, args, ret)
+                }
             }
-        } else {
-            return try callInheritedOriginal(args, ret)
+            return try callDirect(unsafeBitCast(bits, to: sf_imp.self), args, ret)
         }
-        // A Swift closure (or another hook's trampoline) runs its body on this very argument
-        // vector: no trampoline or ffi_call that would only unpack it again.
-        if let owner, try callBodyIfEntry(owner, imp, args, ret) { return }
+        guard let m = inherited else { return try callInheritedOriginal(args, ret) }
+        let imp = sf_method_imp(m)!
+        if let owner = sf_method_owner(m).flatMap({
+            UnsafeRawPointer(bitPattern: Unmanaged<MethodRecord>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.ownerWord })
+        }), try callBodyIfEntry(owner, imp, args, ret) { return }
         try callDirect(imp, args, ret)
     }
 

@@ -4,17 +4,27 @@ import Synchronization
 
 /// The trampoline for one (class, selector): a trampoline slot (or libffi closure) for the method's signature
 /// that runs the chain around the original implementation.
+@usableFromInline
 final class MethodHook: @unchecked Sendable {
     let cls: RuntimeClass
     let selector: Selector
     let signature: Signature
-    let slot: UnsafeMutablePointer<sf_hook_slot>
+    // What the call path reads on every call, inline so that it is one load from the hook (the
+    // typed send reaches the hook from its method record):
+    /// The current immutable chain, retained; replaced whole (lock held), the old one retired.
+    private let chainBits = Atomic<UInt>(0)
+    /// The original IMP (0 while inherited: looked up in the superclass on each call).
+    let originalBits = Atomic<UInt>(0)
+    /// The Swift closure whose own entry `originalBits` is, or 0 (decided when the original is
+    /// published, not per call): its body runs on the caller's argument vector. Unretained: the
+    /// published box keeps it until a grace period after it is replaced.
+    let originalBodyBits = Atomic<UInt>(0)
     /// True when the class did not define the method itself: the original is looked up in
     /// the superclass on each call, so later changes there are honoured (lock held).
     var inherited: Bool
     /// The original IMP with its owner, for `currentOriginal()`: one immutable box published
     /// atomically, so a sender reads a pointer and the owner keeping it alive without the lock.
-    /// nil while inherited. The slot's `original` (and `owner`) hold the same for the call path.
+    /// nil while inherited. `originalBits` (and `originalBodyBits`) hold the same for the call path.
     private let originalBox: PublishedIMP
     /// Set until the hook is retired (lock held or after the grace period). The trampoline holds
     /// the hook strongly: an invocation that kept the trampoline as its IMP can replay it later.
@@ -41,6 +51,9 @@ final class MethodHook: @unchecked Sendable {
     let wideReturn: Bool
     /// Whether the class is a hidden per-object one, whose chain runs inside its class's hook.
     let isHidden: Bool
+    /// Whether typed sends run this hook over their argument words (`sendWords`): an
+    /// integer-register entry. Other shapes go through the slot.
+    let takesWords: Bool
     /// For a hidden class's entry: the visible class's method for the selector (`sf_method_t`
     /// bits, 0 if none), resolved under the lock whenever caches are flushed.
     let inheritedMethod = Atomic<UInt>(0)
@@ -50,11 +63,6 @@ final class MethodHook: @unchecked Sendable {
         self.selector = selector
         self.signature = signature
         self.inherited = inherited
-        slot = UnsafeMutableRawPointer.allocate(byteCount: sf_hook_slot_size(), alignment: 16)
-            .assumingMemoryBound(to: sf_hook_slot.self)
-        slot.initialize(to: sf_hook_slot())
-        sf_hook_set_owner(slot, inherited ? nil : original.owner.map { Unmanaged.passUnretained($0).toOpaque() })
-        sf_hook_set_original(slot, inherited ? nil : original.pointer)
         originalBox = PublishedIMP(inherited ? nil : original)
         isHidden = cls.isHidden
         returnSize = signature.storage.returnSize
@@ -65,24 +73,36 @@ final class MethodHook: @unchecked Sendable {
         let wide = directLayout.map { $0.pointee.int_wide != 0 && $0.pointee.nargs <= 5 } ?? false
         wideArguments = wide ? Int(directLayout!.pointee.nargs) : 0
         wideReturn = wide && directLayout!.pointee.ret_kind != UInt8(SF_RET_VOID)
-        let emptyChain = Unmanaged.passRetained(HookChain.empty()).toOpaque()
-        _ = sf_hook_swap_chain(slot, emptyChain)
+        if case .integerRegisters = entry { takesWords = true } else { takesWords = false }
+        chainBits.store(UInt(bitPattern: Unmanaged.passRetained(HookChain.empty()).toOpaque()), ordering: .releasing)
+        if !inherited { storeOriginal(original) }
         let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
         // The register entries take this hook as their context; every other caller (the spill
-        // entry, a hook above this one, a replayed invocation) runs the body.
-        // Integer-register hooks also get a word body: a typed send runs the hook without the slot.
-        var wordBody: WordBody?
-        if case .integerRegisters = entry {
-            wordBody = { [self] a0, a1, a2, a3, a4, _ in try self.runWords(a0, a1, a2, a3, a4) }
-        }
+        // entry, a hook above this one, a replayed invocation) runs the body. Typed sends reach
+        // the hook from its method record (`sendWords`), not through the trampoline.
         trampoline = try ClosureIMP(signature: signature, registerEntry: entry.registerEntry(context: me), body: { [self] ret, args in
             try self.run(ret, args)
-        }, wordBody: wordBody)
+        })
     }
 
     deinit {
-        if let chain = sf_hook_swap_chain(slot, nil) { Unmanaged<HookChain>.fromOpaque(chain).release() }
-        slot.deallocate()
+        let chain = chainBits.exchange(0, ordering: .acquiring)
+        if chain != 0 { Unmanaged<HookChain>.fromOpaque(UnsafeRawPointer(bitPattern: chain)!).release() }
+    }
+
+    /// Publishes the call path's words for `imp`, the closure first: a reader that sees one word
+    /// new and the other old calls the old or the new original, either of which is safe.
+    private func storeOriginal(_ imp: IMP) {
+        let body = imp.owner.flatMap { o in
+            unsafeBitCast(o.entry, to: UInt.self) == unsafeBitCast(imp.pointer, to: UInt.self) ? o : nil
+        }
+        originalBodyBits.store(body.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0, ordering: .releasing)
+        originalBits.store(unsafeBitCast(imp.pointer, to: UInt.self), ordering: .releasing)
+    }
+
+    /// The current chain, unretained (in a read section, or lock held).
+    var chainRef: Unmanaged<HookChain> {
+        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: chainBits.load(ordering: .acquiring)).unsafelyUnwrapped)
     }
 
     /// The wrapped IMP, nil while inherited (lock held).
@@ -92,17 +112,12 @@ final class MethodHook: @unchecked Sendable {
     /// freed after a grace period: senders may be calling it (lock held).
     func replaceOriginal(with imp: IMP) -> IMP? {
         Runtime.state.lock.assertHeld()
-        let previous = originalBox.exchange(imp) {
-            // A reader that sees one word new and the other old finds the owner's entry differs
-            // from the IMP and calls the IMP directly: either pair is safe to call.
-            sf_hook_set_owner(slot, imp.owner.map { Unmanaged.passUnretained($0).toOpaque() })
-            sf_hook_set_original(slot, imp.pointer)
-        }
+        let previous = originalBox.exchange(imp) { storeOriginal(imp) }
         inherited = false
         return previous
     }
 
-    var chain: HookChain { Unmanaged<HookChain>.fromOpaque(sf_hook_chain(slot)!).takeUnretainedValue() }
+    var chain: HookChain { chainRef.takeUnretainedValue() }
 
     func contains(_ id: UInt64) -> Bool { chain.contains(id) }
 
@@ -113,8 +128,8 @@ final class MethodHook: @unchecked Sendable {
     /// Publishes a new chain; the old one is freed after a grace period (lock held).
     func publish(_ new: HookChain) {
         Runtime.state.lock.assertHeld()
-        let old = sf_hook_swap_chain(slot, Unmanaged.passRetained(new).toOpaque())!
-        Runtime.state.retire(releasing: old)
+        let old = chainBits.exchange(UInt(bitPattern: Unmanaged.passRetained(new).toOpaque()), ordering: .acquiringAndReleasing)
+        Runtime.state.retire(releasing: UnsafeMutableRawPointer(bitPattern: old)!)
     }
 
     /// The original IMP now (an inherited one is looked up in the superclass).

@@ -46,11 +46,20 @@ final class IntMethodBody4: Sendable {
 struct DirectIntBody {
     let box: AnyObject
     let arity: Int
+    /// The closure cannot throw (a non-throwing overload took it): C callers then reach it
+    /// through `sf_tramp_int_nothrow<n>`, which neither reads the receiver's class beforehand
+    /// nor checks for an error afterwards.
+    let nonThrowing: Bool
 
-    @usableFromInline init(box: AnyObject, arity: Int) {
+    @usableFromInline init(box: AnyObject, arity: Int, nonThrowing: Bool = false) {
         self.box = box
         self.arity = arity
+        self.nonThrowing = nonThrowing
     }
+
+    /// The box's one stored property, the closure at its own type: its two words are a
+    /// `struct sf_swift_closure` (function, context), which the non-throwing thunks call.
+    var closureWords: UnsafeMutableRawPointer { _getUnsafePointerToStoredProperties(box) }
 }
 
 extension ClosureIMP {
@@ -127,3 +136,14 @@ nonisolated(unsafe) private let intThunks: [UnsafeRawPointer] = [
 
 /// The thunk for an `Int` body of `arity` arguments (0-3).
 func intThunk(arity: Int) -> UnsafeRawPointer { intThunks[arity] }
+
+/// The thunks for non-throwing `Int` bodies (0-3 arguments), in `tramp_x86_64.S`.
+nonisolated(unsafe) private let nonThrowingIntThunks: [UnsafeRawPointer] = [
+    unsafeBitCast(sf_tramp_int_nothrow0 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
+    unsafeBitCast(sf_tramp_int_nothrow1 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
+    unsafeBitCast(sf_tramp_int_nothrow2 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
+    unsafeBitCast(sf_tramp_int_nothrow3 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
+]
+
+/// The thunk for a non-throwing `Int` body of `arity` arguments (0-3).
+func nonThrowingIntThunk(arity: Int) -> UnsafeRawPointer { nonThrowingIntThunks[arity] }

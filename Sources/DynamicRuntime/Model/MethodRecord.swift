@@ -20,13 +20,18 @@ final class MethodRecord: @unchecked Sendable {
     /// `ownerBits` as typed sends read it: the owner of the IMP installed at some point of the
     /// read section (kept alive until the section ends).
     @inlinable var ownerWord: UInt { ownerBits.load(ordering: .acquiring) }
+    /// The hook whose trampoline is installed here, retained, or 0. Written with the lock held
+    /// (set after the trampoline is installed, cleared before it is taken out); read without it
+    /// by typed sends and by a per-object entry merging the class's chain (in a read section: an
+    /// uninstalled hook lives on through its trampoline until the grace period ends). Beside
+    /// `ownerBits`: a typed send reads both from one cache line.
+    @usableFromInline let hookBits = Atomic<UInt>(0)
+
+    /// `hookBits` as typed sends read it (in a read section).
+    @inlinable var hookWord: UInt { hookBits.load(ordering: .acquiring) }
     /// Odd while `exchange` rewrites the IMP and its owner: `imp` reads the pair consistently
     /// without the lock (inside a read section).
     private let version = Atomic<UInt>(0)
-    /// The hook whose trampoline is installed here, retained, or 0. Written with the lock held;
-    /// read without it by a per-object entry merging the class's chain (in a read section: an
-    /// uninstalled hook lives on through its trampoline until the grace period ends).
-    private let hookBits = Atomic<UInt>(0)
 
     /// `hook` without a retain (in a read section).
     var hookRef: Unmanaged<MethodHook>? {

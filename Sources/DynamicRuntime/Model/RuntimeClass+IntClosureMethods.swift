@@ -117,46 +117,46 @@ extension RuntimeClass {
 // The closure IMP of each arity, for addMethod and replaceMethod alike.
 extension RuntimeClass {
     func intIMP(_ selector: Selector, _ types: String?,
-                _ body: @escaping @Sendable (ObjectRef) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+                _ body: @escaping @Sendable (ObjectRef) throws -> Int, nonThrowing: Bool = false) throws(RuntimeError) -> (IMP, Signature) {
         try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [],
                        word: { o, _, _, _, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o)))) },
-                       direct: DirectIntBody(box: IntMethodBody0(body), arity: 0)) { ret, args in
+                       direct: DirectIntBody(box: IntMethodBody0(body), arity: 0, nonThrowing: nonThrowing)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!)).storeReturn(to: ret)
         }
     }
 
     func intIMP(_ selector: Selector, _ types: String?,
-                _ body: @escaping @Sendable (ObjectRef, Int) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+                _ body: @escaping @Sendable (ObjectRef, Int) throws -> Int, nonThrowing: Bool = false) throws(RuntimeError) -> (IMP, Signature) {
         try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding],
                        word: { o, _, a, _, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a))))) },
-                       direct: DirectIntBody(box: IntMethodBody1(body), arity: 1)) { ret, args in
+                       direct: DirectIntBody(box: IntMethodBody1(body), arity: 1, nonThrowing: nonThrowing)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2)).storeReturn(to: ret)
         }
     }
 
     func intIMP(_ selector: Selector, _ types: String?,
-                _ body: @escaping @Sendable (ObjectRef, Int, Int) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+                _ body: @escaping @Sendable (ObjectRef, Int, Int) throws -> Int, nonThrowing: Bool = false) throws(RuntimeError) -> (IMP, Signature) {
         try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding],
                        word: { o, _, a, b, _, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b))))) },
-                       direct: DirectIntBody(box: IntMethodBody2(body), arity: 2)) { ret, args in
+                       direct: DirectIntBody(box: IntMethodBody2(body), arity: 2, nonThrowing: nonThrowing)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2), Int.argument(args, 3)).storeReturn(to: ret)
         }
     }
 
     func intIMP(_ selector: Selector, _ types: String?,
-                _ body: @escaping @Sendable (ObjectRef, Int, Int, Int) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+                _ body: @escaping @Sendable (ObjectRef, Int, Int, Int) throws -> Int, nonThrowing: Bool = false) throws(RuntimeError) -> (IMP, Signature) {
         try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding, Int.typeEncoding],
                        word: { o, _, a, b, c, _ in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b)), Int(bitPattern: UInt(c))))) },
-                       direct: DirectIntBody(box: IntMethodBody3(body), arity: 3)) { ret, args in
+                       direct: DirectIntBody(box: IntMethodBody3(body), arity: 3, nonThrowing: nonThrowing)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2), Int.argument(args, 3), Int.argument(args, 4)).storeReturn(to: ret)
         }
     }
 
     func intIMP(_ selector: Selector, _ types: String?,
-                _ body: @escaping @Sendable (ObjectRef, Int, Int, Int, Int) throws -> Int) throws(RuntimeError) -> (IMP, Signature) {
+                _ body: @escaping @Sendable (ObjectRef, Int, Int, Int, Int) throws -> Int, nonThrowing: Bool = false) throws(RuntimeError) -> (IMP, Signature) {
         try closureIMP(selector, declared: types, returns: Int.returnEncoding, arguments: [Int.typeEncoding, Int.typeEncoding, Int.typeEncoding, Int.typeEncoding],
                        word: { o, _, a, b, c, d in UInt64(UInt(bitPattern: try body(ObjectRef(word: o), Int(bitPattern: UInt(a)), Int(bitPattern: UInt(b)), Int(bitPattern: UInt(c)), Int(bitPattern: UInt(d))))) },
-                       direct: DirectIntBody(box: IntMethodBody4(body), arity: 4)) { ret, args in
+                       direct: DirectIntBody(box: IntMethodBody4(body), arity: 4, nonThrowing: nonThrowing)) { ret, args in
             try body(ObjectRef(argumentStorage: args[0]!), Int.argument(args, 2), Int.argument(args, 3), Int.argument(args, 4), Int.argument(args, 5)).storeReturn(to: ret)
         }
     }

@@ -41,6 +41,18 @@ sf_sel fx_return_cmd(sf_id self, sf_sel cmd);                          /* :@: */
 sf_class_t fx_class_of(sf_id self, sf_sel cmd, sf_id other);           /* #@:@ */
 long fx_sum6(sf_id self, sf_sel cmd, long a, long b, long c, long d, long e, long f); /* q@:qqqqqq: stack args */
 
+/* A call of an IMP with up to three integer arguments, for fx_call_keeping_registers. */
+typedef struct fx_call {
+    const void *imp;
+    sf_id obj;
+    sf_sel sel;
+    long args[3];
+    long result;
+} fx_call;
+/* Calls call->imp with marker values in every callee-saved register; 1 when all came back
+ * (x86-64 Linux only: registers.S). */
+int fx_call_keeping_registers(fx_call *call);
+
 /* ---- scenarios: 0 on success, else the line of the first failed check ---- */
 
 /* What the first failed check said (file-local; the scenarios run on one thread at a time). */
