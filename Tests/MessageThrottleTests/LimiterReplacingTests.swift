@@ -139,6 +139,44 @@ final class LimiterReplacingTests: XCTestCase {
         XCTAssertGreaterThan(throughSlot, 300, "messages were sent while the slot was published")
     }
 
+    /// An executor whose timers are late: they run only when `fireAll()` says so.
+    private final class LateExecutor: ThrottleExecutor, @unchecked Sendable {
+        let manual: ManualClock
+        private let due = Locked<[@Sendable () -> Void]>([])
+        init(_ clock: ManualClock) { manual = clock }
+        var clock: any ThrottleClock { manual }
+        func execute(_ work: @escaping @Sendable () -> Void) { due.withLock { $0.append(work) } }
+        func schedule(at deadline: ThrottleInstant, _ work: @escaping @Sendable () -> Void) -> any ThrottleCancellable {
+            due.withLock { $0.append(work) }
+            return NoCancel()
+        }
+        struct NoCancel: ThrottleCancellable { func cancel() {} }
+    }
+
+    /// A message at the window's edge, its timer late: the machine settles the edge first (the
+    /// held payload is performed) and the message opens the next window. The slot must not
+    /// take it as a replacement (`<`, not `<=`), for `last` (fixed edge) and `debounce` (the
+    /// edge follows the last call).
+    func testAMessageAtTheEdgeWithTheTimerLateIsNotAReplacement() {
+        for mode in [ThrottleMode.last, .debounce] {
+            let clock = ManualClock()
+            let performed = Locked<[Int]>([])
+            let l = Limiter<SlotToken>(mode: mode, duration: .milliseconds(100), executor: LateExecutor(clock),
+                                       perform: { p in performed.withLock { $0.append(p.id) } })
+            _ = l.receive(making: { SlotToken(1) })
+            clock.advance(to: instant(ms: 60))
+            XCTAssertEqual(l.receive(making: { SlotToken(2) }).displaced?.id, 1, "\(mode): inside the window")
+            // last: the edge stays at 100; debounce: 60 + 100, then 159 + 100.
+            clock.advance(to: instant(ms: mode == .last ? 99 : 159))
+            XCTAssertEqual(l.receive(making: { SlotToken(3) }).displaced?.id, 2, "\(mode): 1 ms before the edge")
+            XCTAssertTrue(isPublished(l))
+            clock.advance(to: instant(ms: mode == .last ? 100 : 259))
+            XCTAssertEqual(l.receive(making: { SlotToken(4) }).verdict, .deferred)
+            XCTAssertEqual(performed.current, [3], "\(mode): the late edge performed the held payload first")
+            XCTAssertEqual(l.pending?.id, 4, "\(mode)")
+        }
+    }
+
     /// Releasing the limiter releases a payload held in the slot (without performing it).
     func testReleasingTheLimiterReleasesTheSlotsPayload() {
         let before = SlotToken.live.load(ordering: .relaxed)

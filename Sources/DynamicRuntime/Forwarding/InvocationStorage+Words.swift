@@ -33,6 +33,16 @@ extension InvocationStorage {
         let header = h
         let base = self.base
         var plan = header.pointee.plan, offset = 0, i = 0
+        if plan & 0x8888_8888_8888_8888 == plan {
+            // Words only (most methods).
+            while plan != 0 {
+                base.storeBytes(of: UnsafeRawPointer(arguments[i].unsafelyUnwrapped).loadUnaligned(as: UInt64.self),
+                                toByteOffset: offset, as: UInt64.self)
+                offset += 8
+                i += 1
+                plan >>= 4
+            }
+        }
         while plan != 0 {
             let size = Int(plan & 0xF)
             offset = (offset + size - 1) & ~(size - 1)
@@ -54,6 +64,12 @@ extension InvocationStorage {
         header.pointee.target = target
         if target == nil { base.storeBytes(of: nil, as: sf_id?.self) }
         forEachObjectArgument { p in p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self) }
+    }
+
+    /// Out of line, so that the one-word case above stays two stores rather than a `memset`.
+    @inline(never)
+    private func zeroReturn(_ size: Int) {
+        returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: size)
     }
 
     /// For a record with a plan: calls `body` with the place of each object argument.
@@ -83,13 +99,10 @@ extension InvocationStorage {
               header.pointee.copiedStrings.isEmpty else { return false }
         header.pointee.implementation = nil
         let returnSize = header.pointee.signature.returnSize
-        if returnSize <= 16 {
-            // The return storage is rounded up to 16 bytes.
-            let r = returnPointer
-            r.storeBytes(of: 0, as: UInt64.self)
-            r.storeBytes(of: 0, toByteOffset: 8, as: UInt64.self)
+        if returnSize <= 8 {
+            returnPointer.storeBytes(of: 0, as: UInt64.self)
         } else {
-            returnPointer.initializeMemory(as: UInt8.self, repeating: 0, count: returnSize)
+            zeroReturn(returnSize)
         }
         if header.pointee.argumentsRetained {
             header.pointee.argumentsRetained = false

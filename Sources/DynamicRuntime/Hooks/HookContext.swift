@@ -197,6 +197,20 @@ public struct HookContext {
         }
     }
 
+    /// `capture(into:)` for a spare record that only the caller holds (a throttle's, emptied
+    /// for reuse): no uniqueness check.
+    package func capture(intoSpare record: inout Invocation?) {
+        let signature = hookRef._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.signature.storage) }
+        if record != nil, record!.storage.h.pointee.signature === signature.takeUnretainedValue(),
+           record!.storage.capturesByWords {
+            let s = record!.storage
+            s.capture(from: arguments)
+            s.h.pointee.implementation = hookRef._withUnsafeGuaranteedRef { $0.currentOriginal() }
+        } else {
+            capture(into: &record)
+        }
+    }
+
 }
 
 extension HookContext: MessageFrame {

@@ -22,7 +22,13 @@ extension Invocation {
     /// back.
     package consuming func emptiedRetainedWord() -> UnsafeMutableRawPointer {
         emptyForReuse()
-        return Unmanaged.passRetained(storage).toOpaque()
+        // The reference moves into the word by its bits: no retain here and release at the end.
+        var moved: Invocation? = consume self
+        return withUnsafeMutableBytes(of: &moved) { bytes in
+            let word = bytes.load(as: UnsafeMutableRawPointer.self)
+            bytes.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
+            return word
+        }
     }
 
     /// A record handed over by `emptiedRetainedWord()`.

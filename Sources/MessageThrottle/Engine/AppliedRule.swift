@@ -118,11 +118,14 @@ final class AppliedRule: @unchecked Sendable {
         }
         // The limiter decides first and asks for a record only if it keeps the call: a call
         // performed now or dropped inside its window copies and retains nothing.
-        // Unowned: the closure is specialized into `receive`, which would otherwise take the
-        // state as an owned argument (a slow retain and release: the state has a side table).
-        var (verdict, displaced) = limiter.receive(making: { [unowned(unsafe) self] in
-            var record = spare.exchange(nil, ordering: .acquiring).map { Invocation.fromRetainedWord($0) }
-            ctx.capture(into: &record)
+        // The closure holds the state unretained (a trivial capture): captured strongly, the
+        // specialized `receive` would retain and release it per call, and the state's retains
+        // are slow ones (it has a side table).
+        let me = Unmanaged.passUnretained(self)
+        var (verdict, displaced) = limiter.receive(making: {
+            var record = me._withUnsafeGuaranteedRef { $0.spare.exchange(nil, ordering: .acquiring) }
+                .map { Invocation.fromRetainedWord($0) }
+            ctx.capture(intoSpare: &record)
             return record.take()!
         })
         switch verdict {

@@ -44,6 +44,30 @@ extension Limiter {
         return p.take().unsafelyUnwrapped
     }
 
+    /// The rest of `receive(making:)`, out of line so that the shortcuts above stay inlined
+    /// into the caller.
+    @inline(never)
+    func receiveKept(at now: ThrottleInstant, making make: () -> Payload) -> (verdict: Verdict, displaced: Payload?) {
+        // Inside a window that only replaces the held payload, the payload is swapped in
+        // without the lock.
+        var made: Payload? = nil
+        if movesAsWord, let displaced = replacing(at: now, making: make, made: &made) {
+            return (.deferred, displaced)
+        }
+        var (verdict, action) = locked { s in
+            if s.latest < now { s.latest = now }
+            let result = s.machine.messageArrived(at: s.latest, making: { made.take() ?? make() })
+            changeTimer(result.action.timer, &s)
+            return result
+        }
+        let displaced = action.release.take() ?? made.take()
+        let rejected = action.reject.take()
+        carryOut(&action)
+        guard let rejected else { return (verdict, displaced) }
+        rejectAction?(rejected)
+        return (verdict, displaced ?? rejected)
+    }
+
     /// A message at `now` inside a replacing window: makes its payload (outside the lock) and
     /// swaps it in. Returns the payload it displaced; nil when the window is not (or no longer)
     /// replacing, leaving the payload it made, if any, in `made` for the locked path.

@@ -110,7 +110,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// clock per message).
     private let reading: ClockAccess
     private let performAction: @Sendable (Payload) -> Void
-    private let rejectAction: (@Sendable (Payload) -> Void)?
+    let rejectAction: (@Sendable (Payload) -> Void)?
 
     /// Creates a limiter.
     ///
@@ -205,24 +205,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
         let now = self.now
         if now.nanoseconds < quietUntil.load(ordering: .acquiring) { return (.dropped, nil) }
         if passes(at: now) { return (.performNow, nil) }
-        // Inside a window that only replaces the held payload, the payload is swapped in
-        // without the lock.
-        var made: Payload? = nil
-        if movesAsWord, let displaced = replacing(at: now, making: make, made: &made) {
-            return (.deferred, displaced)
-        }
-        var (verdict, action) = locked { s in
-            if s.latest < now { s.latest = now }
-            let result = s.machine.messageArrived(at: s.latest, making: { made.take() ?? make() })
-            changeTimer(result.action.timer, &s)
-            return result
-        }
-        let displaced = action.release.take() ?? made.take()
-        let rejected = action.reject.take()
-        carryOut(&action)
-        guard let rejected else { return (verdict, displaced) }
-        rejectAction?(rejected)
-        return (verdict, displaced ?? rejected)
+        return receiveKept(at: now, making: make)
     }
 
     /// The clock's current instant.
