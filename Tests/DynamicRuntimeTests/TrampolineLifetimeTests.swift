@@ -48,6 +48,8 @@ final class TrampolineLifetimeTests: XCTestCase {
         let first = cls.ownMethod(for: "value")!.implementation
         var before: UnsafeMutableRawPointer?
         sf_tramp_words(first.address, &before, nil)
+        let words = { (p: UnsafeMutableRawPointer?) in p.map { [$0.load(as: UInt.self), $0.load(fromByteOffset: 8, as: UInt.self)] } }
+        let pointee = words(before)
         // Replacing the method publishes a new slot; the old one keeps its words and still works.
         let previous = try cls.replaceMethod("value") { (_: ObjectRef) -> Int in 2 }
         XCTAssertEqual(previous, first)
@@ -55,6 +57,8 @@ final class TrampolineLifetimeTests: XCTestCase {
         var after: UnsafeMutableRawPointer?
         sf_tramp_words(first.address, &after, nil)
         XCTAssertEqual(before, after)
+        // What the context points at (a closure slot's own words: the closure) is unchanged too.
+        XCTAssertEqual(pointee, words(after))
         let o = try cls.createInstance()
         let call = unsafeBitCast(previous!.pointer, to: (@convention(c) (sf_id?, sf_sel?) -> Int).self)
         XCTAssertEqual(call(o.raw, Selector("value").raw), 1)

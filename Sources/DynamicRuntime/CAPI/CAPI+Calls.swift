@@ -76,7 +76,19 @@ import CShims
 /// The C function `sf_call_proceed` of SelectorForwarding.h.
 @_cdecl("sf_call_proceed")
 @_spi(CAPI) public func sf_call_proceed_impl(_ call: sf_call_t?) -> sf_status {
-    capiStatus { () throws(RuntimeError) in
+    // The common case, an instead hook proceeding from its own callback: the handle is the
+    // innermost call of this thread, found without walking the list.
+    if let call, UnsafeMutableRawPointer(call) == sf_capi_calls(),
+       let hook = UnsafeMutableRawPointer(call).assumingMemoryBound(to: CCall.self).pointee.hook {
+        do throws(RuntimeError) {
+            try hook.proceed()
+            succeed()
+            return SF_OK
+        } catch {
+            return fail(error, error.code)
+        }
+    }
+    return capiStatus { () throws(RuntimeError) in
         // Through the pointer: the hot path of a C instead-hook copies no CCall.
         let p = try CCall.find(call)
         guard p.pointee.hook != nil else {

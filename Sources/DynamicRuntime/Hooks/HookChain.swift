@@ -2,8 +2,14 @@ import CShims
 import Glibc
 import Synchronization
 
-/// Per-call bookkeeping, on the trampoline's stack.
+/// Per-call bookkeeping, on the entry's stack: what a `HookContext` points at.
 struct HookCallState {
+    /// The class's chain, and a per-object entry's own chain merged after it.
+    let chainRef: Unmanaged<HookChain>
+    let innerRef: Unmanaged<HookChain>?
+    /// The call's frame.
+    let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    let returnStorage: UnsafeMutableRawPointer
     var insteadIndex = 0
     /// The class chain's instead-hooks, and those of both chains, counted once per call.
     var outerInsteadCount = 0

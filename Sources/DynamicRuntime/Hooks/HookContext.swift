@@ -5,27 +5,25 @@ import Synchronization
 /// One call as a hook sees it. Valid only while the hook runs: to keep the call, make an
 /// `Invocation` with `makeInvocation()`.
 public struct HookContext {
+    // Two words, so that it travels in registers to hook bodies and `proceed()`: the hook, and
+    // the call's state on the entry's stack, which holds the rest (chains, frame, progress).
     // Unretained: the trampoline keeps the hook, and the read section the chain, for as long
     // as the call (and so the context) lives. The call path reads them as guaranteed
     // references, which costs no retain.
     let hookRef: Unmanaged<MethodHook>
-    let chainRef: Unmanaged<HookChain>
-    /// A per-object entry's own chain, merged position by position after the class's `chain`.
-    let innerRef: Unmanaged<HookChain>?
-    let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
-    let returnStorage: UnsafeMutableRawPointer
     let state: UnsafeMutablePointer<HookCallState>
 
-    init(hook: Unmanaged<MethodHook>, chain: Unmanaged<HookChain>, inner: Unmanaged<HookChain>?,
-         arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
-         returnStorage: UnsafeMutableRawPointer, state: UnsafeMutablePointer<HookCallState>) {
+    /// A context for the call whose state `state` holds.
+    init(hook: Unmanaged<MethodHook>, state: UnsafeMutablePointer<HookCallState>) {
         hookRef = hook
-        chainRef = chain
-        innerRef = inner
-        self.arguments = arguments
-        self.returnStorage = returnStorage
         self.state = state
     }
+
+    var chainRef: Unmanaged<HookChain> { state.pointee.chainRef }
+    /// A per-object entry's own chain, merged position by position after the class's `chain`.
+    var innerRef: Unmanaged<HookChain>? { state.pointee.innerRef }
+    var arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?> { state.pointee.arguments }
+    var returnStorage: UnsafeMutableRawPointer { state.pointee.returnStorage }
 
     var hook: MethodHook { hookRef.takeUnretainedValue() }
     var chain: HookChain { chainRef.takeUnretainedValue() }

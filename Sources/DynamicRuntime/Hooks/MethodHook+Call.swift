@@ -70,11 +70,11 @@ extension MethodHook {
         clearReturn(ret)
         let outer = HookChain.shape(chainRef)
         let innerInstead = innerRef.map { HookChain.shape($0).instead } ?? 0
-        var state = HookCallState(outerInsteadCount: outer.instead, insteadCount: outer.instead + innerInstead,
+        var state = HookCallState(chainRef: chainRef, innerRef: innerRef, arguments: args, returnStorage: ret,
+                                  outerInsteadCount: outer.instead, insteadCount: outer.instead + innerInstead,
                                   inheritedOriginal: inherited)
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
-            let ctx = HookContext(hook: Unmanaged.passUnretained(self), chain: chainRef, inner: innerRef, arguments: args,
-                                  returnStorage: ret, state: p)
+            let ctx = HookContext(hook: Unmanaged.passUnretained(self), state: p)
             do throws(RuntimeError) {
                 // The common chain is instead-hooks only: no before or after loop to set up, and
                 // the first instead hook is called as `proceed()` would call it.

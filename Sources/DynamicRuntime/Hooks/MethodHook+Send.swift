@@ -71,10 +71,10 @@ extension MethodHook {
             }
         }
         // The return storage is the frame's, already zero.
-        var state = HookCallState(insteadIndex: 1, outerInsteadCount: shape.instead, insteadCount: shape.instead,
-                                  inheritedOriginal: inherited)
+        var state = HookCallState(chainRef: chainRef, innerRef: nil, arguments: args, returnStorage: ret, insteadIndex: 1,
+                                  outerInsteadCount: shape.instead, insteadCount: shape.instead, inheritedOriginal: inherited)
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
-            let ctx = HookContext(hook: target, chain: chainRef, inner: nil, arguments: args, returnStorage: ret, state: p)
+            let ctx = HookContext(hook: target, state: p)
             do throws(RuntimeError) {
                 try InsteadBody.call(first, ctx)
             } catch {
