@@ -92,9 +92,17 @@ enum Forwarding {
         sf_lookup_method(cls, selector.raw) != nil
     }
 
-    /// Stage 2: returns a +1 target other than the receiver, or nil.
+    /// Stage 2: returns a +1 target other than the receiver, or nil. The probe is inlined
+    /// into the caller; only a class that implements the stage pays for the send's frame.
+    @inline(__always)
     static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
         guard let m = sf_lookup_method(cls, forwardingTarget.raw) else { return nil }
+        return try askForwardingTarget(m, raw, selector, cls)
+    }
+
+    @inline(never)
+    private static func askForwardingTarget(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector,
+                                            _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
         let target: OwnedObject = try sendFound(m, raw, forwardingTarget, cls, selector)
         guard let t = target.raw, t != raw else {
             target.release()
@@ -106,8 +114,15 @@ enum Forwarding {
     /// Stage 3a: the signature the class declares for a selector it forwards, if any. When it
     /// hands back an interned signature's own types (as `setMethodSignature` and proxies do),
     /// the signature is found by that pointer instead of parsed again.
+    @inline(__always)
     static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
         guard let m = sf_lookup_method(cls, methodSignature.raw) else { return nil }
+        return try askMethodSignature(m, raw, selector, cls)
+    }
+
+    @inline(never)
+    private static func askMethodSignature(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector,
+                                           _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
         let text: BorrowedCString = try sendFound(m, raw, methodSignature, cls, selector)
         guard let p = text.pointer else { return nil }
         if let known = sf_sig_cache_by_types(p) { return Signature(raw: known) }
