@@ -92,17 +92,9 @@ enum Forwarding {
         sf_lookup_method(cls, selector.raw) != nil
     }
 
-    /// Stage 2: returns a +1 target other than the receiver, or nil. The probe is inlined
-    /// into the caller; only a class that implements the stage pays for the send's frame.
-    @inline(__always)
+    /// Stage 2: returns a +1 target other than the receiver, or nil.
     static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
         guard let m = sf_lookup_method(cls, forwardingTarget.raw) else { return nil }
-        return try askForwardingTarget(m, raw, selector, cls)
-    }
-
-    @inline(never)
-    private static func askForwardingTarget(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector,
-                                            _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
         let target: OwnedObject = try sendFound(m, raw, forwardingTarget, cls, selector)
         guard let t = target.raw, t != raw else {
             target.release()
