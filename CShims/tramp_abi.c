@@ -10,6 +10,7 @@ _Static_assert(offsetof(struct sf_tramp_frame, stack) == 152, "frame layout is f
 _Static_assert(sizeof(struct sf_tramp_frame) == 304, "frame layout is fixed by the assembly");
 _Static_assert(offsetof(struct sf_tramp_call, stack_bytes) == 160, "call layout is fixed by the assembly");
 _Static_assert(offsetof(struct sf_tramp_call, fn) == 168, "call layout is fixed by the assembly");
+_Static_assert(offsetof(struct sf_tramp_call, ret_x87) == 176, "call layout is fixed by the assembly");
 
 enum { C_NONE = 0, C_INT = 1, C_SSE = 2 };
 
@@ -52,9 +53,11 @@ static int supported(const ffi_type *t) {
     return classify(t, 0, ignored);
 }
 
-/* The eightbyte classes of a value passed in registers; 0 eightbytes for memory, -1 unsupported. */
+/* The eightbyte classes of a value passed in registers; 0 eightbytes for memory, -1 unsupported.
+ * A long double argument is passed in memory (class X87); its return is handled by the caller. */
 static int eightbytes(const ffi_type *t, uint8_t cls[2]) {
     cls[0] = cls[1] = C_NONE;
+    if (t->type == FFI_TYPE_LONGDOUBLE && t->size == 16) return 0;
     if (t->size == 0 || t->alignment > 8) return -1;
     if (t->size > 16) return t->type == FFI_TYPE_STRUCT && supported(t) ? 0 : -1;
     uint8_t raw[2] = {0, 0};
@@ -74,6 +77,9 @@ struct sf_tramp_layout *sf_tramp_layout_create(const ffi_cif *cif) {
     uint8_t rc[2];
     if (rt->type == FFI_TYPE_VOID) {
         L->ret_kind = SF_RET_VOID;
+    } else if (rt->type == FFI_TYPE_LONGDOUBLE && rt->size == 16) {
+        L->ret_kind = SF_RET_X87;  /* %st(0); the 16 bytes sit in ret[0..1] */
+        L->ret_size = 16;
     } else {
         int n = eightbytes(rt, rc);
         if (n < 0) goto unsupported;
@@ -110,6 +116,7 @@ struct sf_tramp_layout *sf_tramp_layout_create(const ffi_cif *cif) {
         for (int k = 0; k < n; k++) { if (c[k] == C_INT) ni++; else ns++; }
         if (n == 0 || gpr + ni > 6 || sse + ns > 8) {
             loc->where = SF_LOC_STACK;
+            if (t->alignment > 8) stack = (stack + 15) / 16 * 16;  /* a long double */
             loc->offset = stack;
             stack += (unsigned)(t->size + 7) / 8 * 8;
             continue;
@@ -172,6 +179,7 @@ void *sf_tramp_frame_args(struct sf_tramp_frame *f, const struct sf_tramp_layout
 }
 
 void sf_tramp_frame_return(struct sf_tramp_frame *f, const struct sf_tramp_layout *L) {
+    if (L->ret_kind == SF_RET_X87) f->al = SF_FRAME_RET_X87;
     if (L->ret_kind != SF_RET_SPLIT) return;
     const char *src = (const char *)f->scratch + RET_SCRATCH;
     memcpy(&f->ret[L->ret_reg0], src, 8);
@@ -201,6 +209,7 @@ void sf_tramp_call_args(const struct sf_tramp_layout *L, const void *fn, void *r
     c.stack = stack;
     c.stack_bytes = L->stack_bytes;
     c.fn = fn;
+    c.ret_x87 = L->ret_kind == SF_RET_X87;
     sf_tramp_invoke(&c);
     switch (L->ret_kind) {
     case SF_RET_REGS:
@@ -218,6 +227,7 @@ void sf_tramp_call_args(const struct sf_tramp_layout *L, const void *fn, void *r
         memcpy(ret, &c.ret[L->ret_reg0], 8);
         memcpy((char *)ret + 8, &c.ret[L->ret_reg1], L->ret_size - 8);
         break;
+    case SF_RET_X87: memcpy(ret, c.ret, 16); break;
     default: break;
     }
 }

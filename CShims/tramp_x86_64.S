@@ -43,6 +43,10 @@ SF_FUNCTION sf_tramp_entry
     movq    %r10, %rdi
     movq    %rsp, %rsi
     callq   *(%r10)
+    cmpq    $0x8700, 144(%rsp)          // SF_FRAME_RET_X87: a long double return, in %st(0)
+    jne     1f
+    fldt    112(%rsp)
+1:
     movq    112(%rsp), %rax
     movq    120(%rsp), %rdx
     movsd   128(%rsp), %xmm0
@@ -73,6 +77,11 @@ SF_FUNCTION sf_tramp_invoke
     movq    %rdx, 120(%rbx)
     movsd   %xmm0, 128(%rbx)
     movsd   %xmm1, 136(%rbx)
+    cmpq    $0, 176(%rbx)               // ret_x87: pop the long double into ret[0..1]
+    je      1f
+    movq    $0, 120(%rbx)
+    fstpt   112(%rbx)
+1:
     movq    -8(%rbp), %rbx
     SF_FRAME_POP
     ret

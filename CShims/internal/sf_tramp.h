@@ -14,8 +14,10 @@
  *    ctx->handler(ctx, frame), and returns what the handler left in the frame's return words.
  *  - sf_tramp_invoke: loads registers and stack arguments from a call record and calls a
  *    function: the direct call of an original, never through ffi_call.
- * Signatures the classifier rejects (long double, complex, vector or over-aligned types)
- * keep the libffi closure.
+ * A long double (x87) argument travels on the stack and a long double return in %st(0): the
+ * entry loads it with fldt, the direct call stores it with fstpt. Signatures the classifier
+ * rejects (a struct holding a long double, complex, vector or over-aligned types) keep the
+ * libffi closure.
  */
 #include <ffi.h>
 #include <stddef.h>
@@ -30,7 +32,8 @@ extern "C" {
 struct sf_tramp_frame {
     uint64_t regs[14];      /* rdi rsi rdx rcx r8 r9, then xmm0-xmm7 (low 8 bytes) */
     uint64_t ret[4];        /* returned in rax rdx xmm0 xmm1 */
-    uint64_t al;            /* the caller's %al (vector registers used, for varargs) */
+    uint64_t al;            /* the caller's %al (vector registers used, for varargs); after the
+                             * handler, SF_FRAME_RET_X87 when ret[0..1] holds a long double */
     void *stack;            /* the caller's stack arguments */
     uint64_t scratch[18];   /* structs split between integer and SSE registers */
 };
@@ -43,7 +46,12 @@ struct sf_tramp_call {
     const void *stack;      /* bytes copied to the callee's stack arguments */
     uint64_t stack_bytes;   /* a multiple of 16 */
     const void *fn;
+    uint64_t ret_x87;       /* nonzero: fn returns a long double in %st(0), stored to ret[0..1] */
 };
+
+/* What sf_tramp_frame_return leaves in frame->al for sf_tramp_entry to load %st(0) from ret:
+ * more than any %al a caller passes. */
+#define SF_FRAME_RET_X87 0x8700
 
 /* What sf_tramp_entry calls: the context's first word. */
 typedef void (*sf_tramp_handler)(void *ctx, struct sf_tramp_frame *frame);
@@ -66,7 +74,7 @@ struct sf_tramp_loc {
 };
 
 /* Return classes. */
-enum { SF_RET_VOID = 0, SF_RET_REGS = 1, SF_RET_SPLIT = 2, SF_RET_MEMORY = 3 };
+enum { SF_RET_VOID = 0, SF_RET_REGS = 1, SF_RET_SPLIT = 2, SF_RET_MEMORY = 3, SF_RET_X87 = 4 };
 
 /* How a signature's arguments and return value map to registers and stack. */
 struct sf_tramp_layout {

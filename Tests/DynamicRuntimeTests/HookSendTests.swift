@@ -264,27 +264,37 @@ final class HookSendTests: XCTestCase {
         }
     }
 
-    /// A per-object hook and a superclass's hook still run through the typed send's branch.
+    /// A per-object hook (whose original is the visible class's method, of every kind) and a
+    /// class hook still run through the typed send's branch, and follow a replaced original.
     func testPerObjectAndInheritedHooks() throws {
-        let base = try makeClass("HookSendBase")
-        try install(.intBody, on: base, Locked(0))
-        let sub = try makeClass("HookSendSub", superclass: base)
-        let o = try sub.createInstance(), other = try sub.createInstance()
-        let classHook = try sub.hook(sel, .instead) { ctx in
-            try ctx.proceed()
-            try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + 1000)
+        for kind in Kind.allCases {
+            let base = try makeClass("HookSendBase")
+            try install(kind, on: base, Locked(0))
+            let sub = try makeClass("HookSendSub", superclass: base)
+            let o = try sub.createInstance(), other = try sub.createInstance()
+            let own = try o.hook(sel, .instead) { ctx in
+                try ctx.proceed()
+                try ctx.setReturnValue(try ctx.returnValue(as: Int.self) * 2)
+            }
+            XCTAssertEqual(try sendBoth(o, 5, 1, "\(kind) own"), 32, "\(kind)")
+            XCTAssertEqual(try sendBoth(other, 5, 1, "\(kind) other"), 16, "\(kind)")
+            let classHook = try sub.hook(sel, .instead) { ctx in
+                try ctx.proceed()
+                try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + 1000)
+            }
+            XCTAssertEqual(try sendBoth(o, 5, 1, "\(kind) both"), 1032, "\(kind): the object's hook inside the class's")
+            XCTAssertEqual(try sendBoth(other, 5, 1, "\(kind) class"), 1016, "\(kind)")
+            classHook.remove()
+            // The visible class's method replaced (with each kind) under the object's hook.
+            for new in Kind.allCases {
+                try install(new, on: base, Locked(0), offset: 50, replacing: true)
+                XCTAssertEqual(try sendBoth(o, 5, 1, "\(kind) -> \(new)"), 132, "\(kind) -> \(new): the new original")
+                try install(kind, on: base, Locked(0), replacing: true)
+            }
+            XCTAssertEqual(try sendBoth(o, 5, 1, "\(kind) own only"), 32, "\(kind)")
+            own.remove()
+            XCTAssertEqual(try sendBoth(o, 5, 1, "\(kind) none"), 16, "\(kind)")
         }
-        let own = try o.hook(sel, .instead) { ctx in
-            try ctx.proceed()
-            try ctx.setReturnValue(try ctx.returnValue(as: Int.self) * 2)
-        }
-        XCTAssertEqual(try sendBoth(o, 5, 1, "own"), 1032, "the object's hook inside the class's")
-        XCTAssertEqual(try sendBoth(other, 5, 1, "other"), 1016)
-        classHook.remove()
-        XCTAssertEqual(try sendBoth(o, 5, 1, "own only"), 32)
-        XCTAssertEqual(try sendBoth(other, 5, 1, "plain"), 16)
-        own.remove()
-        XCTAssertEqual(try sendBoth(o, 5, 1, "none"), 16)
     }
 }
 

@@ -6,7 +6,7 @@ import XCTest
 
 #if arch(x86_64)
 /// long double (`D`, Swift's `Float80`) arguments and returns through every path: closure
-/// IMPs (libffi closures: the trampolines carry no x87 values), C functions, typed and dynamic
+/// IMPs (the spill entry: arguments on the stack, the return loaded into %st(0)), C functions, typed and dynamic
 /// sends, hooks, invocation records, forwarding (Swift and the forwarding IMP called from C).
 /// After objc4 test/msgSend.m's long double cases and libobjc2 Test/objc_msgSend.m.
 ///
@@ -21,7 +21,8 @@ final class LongDoubleTests: XCTestCase {
         try cls.addMethod("scale:by:") { (_: ObjectRef, x: Float80, n: Int) -> Float80 in x * Float80(n) }
         let sig = try XCTUnwrap(cls.ownMethod(for: "scale:by:")?.signature)
         XCTAssertEqual(sig.encoding, "D@:Dq")
-        XCTAssertNil(sig.storage.layout, "no register trampoline for x87 values")
+        XCTAssertNotNil(sig.storage.layout, "the spill entry carries x87 values")
+        XCTAssertEqual(cls.ownMethod(for: "scale:by:")?.implementation.owner?.isTrampoline, true)
         let o = try cls.createInstance()
         XCTAssertEqual(try o.send("scale:by:", precise, 2) as Float80, precise * 2)
         guard case let .longDouble(v) = try o.send("scale:by:", DynamicValue.longDouble(precise), 3) else {
@@ -71,6 +72,41 @@ final class LongDoubleTests: XCTestCase {
         try inv.invoke()
         XCTAssertEqual(try inv.returnValue(as: Float80.self), precise * 2)
         XCTAssertThrowsError(try inv.setArgument(1.5, at: 0), "a Double is not a long double")
+    }
+
+    /// Long doubles between integers, on the stack at 16-byte boundaries, through the spill
+    /// entry (called from C), a hook's direct call of the original and an invocation replay,
+    /// each against the libffi closure of the same method (trampolines off).
+    func testStackPlacementAgreesWithTheLibffiClosure() throws {
+        typealias F = @convention(c) (sf_id, sf_sel, Int, Float80, Int, Float80) -> Float80
+        var results: [[Float80]] = []
+        for trampolines in [1, 0] {
+            sf_tramp_set_enabled(Int32(trampolines))
+            defer { sf_tramp_set_enabled(1) }
+            let cls = try RuntimeClass(name: uniqueClassName("LDStack"))
+            try cls.addMethod("mix:with:and:with:") { (_: ObjectRef, a: Int, x: Float80, b: Int, y: Float80) -> Float80 in
+                Float80(a) * x - Float80(b) * y
+            }
+            XCTAssertEqual(cls.ownMethod(for: "mix:with:and:with:")?.implementation.owner?.isTrampoline, trampolines == 1)
+            let o = try cls.createInstance()
+            let sel = Selector("mix:with:and:with:")
+            let imp = try XCTUnwrap(sf_msg_lookup(o.raw, sel.raw))
+            var row: [Float80] = [unsafeBitCast(imp, to: F.self)(o.raw, sel.raw, 3, precise, -2, precise / 3)]
+            row.append(try o.send(sel, 5, precise, 7, Float80(0.25)) as Float80)
+            let token = try cls.hook(sel, .instead) { ctx in try ctx.proceed() }
+            row.append(unsafeBitCast(try XCTUnwrap(sf_msg_lookup(o.raw, sel.raw)), to: F.self)(o.raw, sel.raw, 2, precise, 1, precise))
+            XCTAssertTrue(token.remove())
+            let inv = Invocation(signature: try Signature("D@:qDqD"), target: o, selector: sel)
+            try inv.setArgument(4, at: 0)
+            try inv.setArgument(precise, at: 1)
+            try inv.setArgument(-1, at: 2)
+            try inv.setArgument(precise * 2, at: 3)
+            try inv.invoke()
+            row.append(try inv.returnValue(as: Float80.self))
+            results.append(row)
+        }
+        XCTAssertEqual(results[0], [3 * precise + 2 * (precise / 3), 5 * precise - 7 * 0.25, 2 * precise - precise, 4 * precise + precise * 2])
+        XCTAssertEqual(results[0], results[1], "the spill entry agrees with the libffi closure")
     }
 
     /// A forwarded call with long double arguments and return: a typed send to a missing

@@ -22,15 +22,18 @@ final class TrampolineTests: XCTestCase {
     /// Exactly which signatures fall back to libffi's closure: of everything the parser accepts
     /// (the scalar codes, pointers, structs of them), those with a long double by value — as an
     /// argument, a return or a struct field. The entries carry no x87 values.
-    func testOnlyLongDoubleSignaturesKeepTheLibffiClosure() throws {
+    func testOnlyStructsHoldingALongDoubleKeepTheLibffiClosure() throws {
         var codes: [Character] = []
         for i in 0..<sf_type_code_count() { codes.append(Character(UnicodeScalar(UInt8(bitPattern: sf_type_code_character(i))))) }
         XCTAssertTrue(codes.contains("D") && codes.contains("q") && codes.count >= 20, "the type-code table")
         for code in codes where code != "v" {
             let x87 = code == "D"
             let c = code == "^" ? "^v" : String(code)
-            for types in ["\(c)@:\(c)", "v@:\(c)", "\(c)@:", "v@:qqqqqq\(c)", "{S=\(c)q}@:{S=\(c)q}",
-                          "v@:{S=q{T=\(c)}}", "{L=qqq\(c)}@:"] {
+            // A long double by itself: on the stack and in %st(0), through the spill entry.
+            for types in ["\(c)@:\(c)", "v@:\(c)", "\(c)@:", "v@:qqqqqq\(c)", "\(c)@:q\(c)q\(c)"] {
+                XCTAssertNotNil(try Signature(types).storage.layout, "\(types): carried by the entries")
+            }
+            for types in ["{S=\(c)q}@:{S=\(c)q}", "v@:{S=q{T=\(c)}}", "{L=qqq\(c)}@:"] {
                 let sig = try Signature(types)
                 XCTAssertEqual(sig.storage.layout == nil, x87, "\(types): \(x87 ? "falls back" : "carried by the entries")")
             }
@@ -65,19 +68,20 @@ final class TrampolineTests: XCTestCase {
         token.remove()
         XCTAssertEqual(writableExecutableMappings(), [], "after unhooking")
 
-        // What the entries do not carry keeps libffi's closure, in a page of its own made
-        // read+execute once written: long double closures, hooks and forwarding, and every
-        // closure and hook while the fallback is forced.
+        // Long double closures, hooks and forwarding go through the spill entry; what the entries
+        // do not carry (a struct holding a long double) keeps libffi's closure, in a page of its
+        // own made read+execute once written, as does every closure and hook while the fallback
+        // is forced (below).
         let ld = try makeClass("TrampWXLongDouble")
         try ld.addMethod("twice:") { (_: ObjectRef, x: Float80) -> Float80 in x * 2 }
         let ldIMP = ld.ownMethod(for: "twice:")!.implementation
-        XCTAssertEqual(ldIMP.owner?.isTrampoline, false, "long double: a libffi closure")
+        XCTAssertEqual(ldIMP.owner?.isTrampoline, true, "long double: the spill entry")
         XCTAssertEqual(mappingPermissions(of: ldIMP.address)?.prefix(3), "r-x")
         let ldHook = try ld.hook("twice:", .after) { ctx in
             guard case let .longDouble(r) = ctx.returnValue else { return }
             try ctx.setReturnValue(r + 1)
         }
-        XCTAssertEqual(ldHook.hook.entry, .libffi)
+        XCTAssertEqual(ldHook.hook.entry, .spill)
         let ldObject = try ld.createInstance()
         XCTAssertEqual(try ldObject.send("twice:", Float80(1.5)) as Float80, 4)
         typealias LD = @convention(c) (sf_id?, sf_sel?, Float80) -> Float80

@@ -90,7 +90,7 @@ enum MessageSend {
         // A hooked entry: the record names its hook, which runs its chain over the words (no
         // trampoline, no closure box in between); nil sends the rest through the slot.
         let hook = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.hookWord }
-        if hook != 0 { return try hookSendWords(hook, o, s, w) }
+        if hook != 0 { return try hookSendWords(hook, o, s, w.0, w.1, w.2) }
         var failure: (any Error)? = nil
         let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in
             do {

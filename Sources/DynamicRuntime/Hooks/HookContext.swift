@@ -95,8 +95,10 @@ public struct HookContext {
         if imp == 0, let m = state.pointee.inheritedOriginal {
             // A per-object entry's original, found in the visible class: a plain function when
             // its record names no closure (else the closure's path, below).
+            // The owner word was read with the entry's hook word: a plain IMP read now is safe
+            // to call directly whatever it was replaced with meanwhile.
             imp = unsafeBitCast(sf_method_imp(m), to: UInt.self)
-            body = sf_method_owner(m).map { Unmanaged<MethodRecord>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.ownerWord } } ?? 0
+            body = state.pointee.inheritedOwner
         }
         guard imp != 0, body == 0, wide != 0, !returnsObject else { return try callOriginalSlowly() }
         typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64

@@ -74,7 +74,7 @@ extension MethodHook {
         // The frame's return words start at zero: the chain's cleared return storage.
         let me = Unmanaged.passUnretained(self)
         return try withIntegerRegisterFrame(a0, a1, a2, a3, a4) { (ret, args) throws(RuntimeError) in
-            try MethodHook.runSent(me, ret, args)
+            try MethodHook.runSent(me, receiver: a0, ret, args)
         }
     }
 }

@@ -29,7 +29,7 @@ extension MethodHook {
     @inline(never)
     private func runHidden(_ chain: Unmanaged<HookChain>, _ ret: UnsafeMutableRawPointer,
                            _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
-        let (target, outer, inner, original) = hiddenCall(chain, receiver: args[0]!.load(as: sf_id?.self))
+        let (target, outer, inner, original, _) = hiddenCall(chain, receiver: args[0]!.load(as: sf_id?.self))
         try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(outer, inner: inner, inherited: original, ret, args) }
     }
 
@@ -37,18 +37,26 @@ extension MethodHook {
     /// visible class's, if that entry is hooked, else this one), its chain, the receiver's own
     /// chain to merge after it (when the class's hook runs first), and the original's method
     /// when it is the visible class's.
+    /// The last word is the original's owner word (0: a plain function; read here, beside the
+    /// hook word, so that `proceed()` need not reach the record again).
     @inline(__always)
     func hiddenCall(_ chain: Unmanaged<HookChain>, receiver: sf_id?)
-        -> (Unmanaged<MethodHook>, Unmanaged<HookChain>, Unmanaged<HookChain>?, sf_method_t?) {
+        -> (Unmanaged<MethodHook>, Unmanaged<HookChain>, Unmanaged<HookChain>?, sf_method_t?, UInt) {
         let own = ObjectHookList.chainRef(of: receiver, selector.raw)
         let original = sf_method_t(bitPattern: inheritedMethod.load(ordering: .acquiring))
             ?? sf_class_super(cls.raw).flatMap { sf_lookup_method($0, selector.raw) }
-        if let m = original, let record = sf_method_owner(m),
-           let classHook = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef({ $0.hookRef }) {
-            // The class hook's own call reaches the original.
-            return (classHook, classHook._withUnsafeGuaranteedRef { $0.chainRef }, own, nil)
+        var owner: UInt = 0
+        if let m = original, let record = sf_method_owner(m) {
+            let (hookWord, ownerWord) = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef {
+                ($0.hookWord, $0.ownerWord)
+            }
+            if let classHook = UnsafeRawPointer(bitPattern: hookWord).map(Unmanaged<MethodHook>.fromOpaque) {
+                // The class hook's own call reaches the original.
+                return (classHook, classHook._withUnsafeGuaranteedRef { $0.chainRef }, own, nil, 0)
+            }
+            owner = ownerWord
         }
-        return (Unmanaged.passUnretained(self), own ?? chain, nil, original)
+        return (Unmanaged.passUnretained(self), own ?? chain, nil, original, owner)
     }
 
     /// Resolves the visible class's method for `runHidden` (lock held): when the hidden entry is
@@ -72,7 +80,7 @@ extension MethodHook {
         let innerInstead = innerRef.map { HookChain.shape($0).instead } ?? 0
         var state = HookCallState(chainRef: chainRef, innerRef: innerRef, arguments: args, returnStorage: ret,
                                   outerInsteadCount: outer.instead, insteadCount: outer.instead + innerInstead,
-                                  inheritedOriginal: inherited)
+                                  inheritedOriginal: inherited, inheritedOwner: inherited == nil ? 0 : .max)
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
             let ctx = HookContext(hook: Unmanaged.passUnretained(self), state: p)
             do throws(RuntimeError) {

@@ -5,31 +5,35 @@ import CShims
 // closure box or word body in between, no second read section (the send holds one).
 
 /// A typed send's hook branch (read section held): runs the hook `bits` over the receiver,
-/// selector and argument words and returns the return register's word; nil when the hook's
+/// selector and (up to three) argument words and returns the return register's word; nil when the hook's
 /// signature does not travel in integer registers (the send then calls the IMP, the
 /// trampoline). A thrown error is recorded for C, as a closure body's is, and keeps its type.
 /// A free function: a static method would load the class's metadata on every call.
 @usableFromInline
-func hookSendWords(_ bits: UInt, _ o: UInt64, _ s: UInt64, _ w: (UInt64, UInt64, UInt64, UInt64)) throws(RuntimeError) -> UInt64? {
+func hookSendWords(_ bits: UInt, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64) throws(RuntimeError) -> UInt64? {
     let hook = Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
     guard hook._withUnsafeGuaranteedRef({ $0.takesWords }) else { return nil }
     // The integer-register frame: five argument words, the return words (zero: the chain's
     // cleared return storage), and the argument vector pointing at them.
-    var frame = HookWordFrame(words: (o, s, w.0, w.1, w.2, 0, 0), argv: (nil, nil, nil, nil, nil))
-    do throws(RuntimeError) {
-        try withUnsafeMutablePointer(to: &frame) { (f) throws(RuntimeError) in
-            let base = UnsafeMutableRawPointer(f)
-            let argv = (base + HookWordFrame.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-            argv.initialize(to: base)
-            (argv + 1).initialize(to: base + 8)
-            (argv + 2).initialize(to: base + 16)
-            (argv + 3).initialize(to: base + 24)
-            (argv + 4).initialize(to: base + 32)
-            try MethodHook.runSent(hook, base + 40, argv)
+    var frame = HookWordFrame(words: (o, s, a, b, c, 0, 0), argv: (nil, nil, nil, nil, nil))
+    // The closure does not throw (a throwing one is not inlined here): an error leaves it boxed
+    // (allocated only then) in a plain word.
+    var failure: UnsafeMutableRawPointer? = nil
+    withUnsafeMutablePointer(to: &frame) { f in
+        let base = UnsafeMutableRawPointer(f)
+        let argv = (base + HookWordFrame.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        argv.initialize(to: base)
+        (argv + 1).initialize(to: base + 8)
+        (argv + 2).initialize(to: base + 16)
+        (argv + 3).initialize(to: base + 24)
+        (argv + 4).initialize(to: base + 32)
+        do throws(RuntimeError) {
+            try MethodHook.runSent(hook, receiver: o, base + 40, argv)
+        } catch {
+            failure = Unmanaged.passRetained(PendingError(error)).toOpaque()
         }
-    } catch {
-        throw recordedHookFailure(error)
     }
+    if let failure { throw recordedHookFailure(Unmanaged<PendingError>.fromOpaque(failure).takeRetainedValue().error) }
     return frame.words.5
 }
 
@@ -53,15 +57,17 @@ extension MethodHook {
     /// general loop: its first hook is called from the chain's box, as `proceed()` would call
     /// it. A hidden entry's chain (the receiver's own) takes the same path.
     @inline(__always)
-    static func runSent(_ hook: Unmanaged<MethodHook>, _ ret: UnsafeMutableRawPointer,
+    static func runSent(_ hook: Unmanaged<MethodHook>, receiver: UInt64, _ ret: UnsafeMutableRawPointer,
                         _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         var target = hook
         var (chainRef, hidden) = hook._withUnsafeGuaranteedRef { ($0.chainRef, $0.isHidden) }
         var inner: Unmanaged<HookChain>? = nil
         var inherited: sf_method_t? = nil
+        var inheritedOwner: UInt = 0
         if hidden {
-            (target, chainRef, inner, inherited) = hook._withUnsafeGuaranteedRef {
-                $0.hiddenCall(chainRef, receiver: args[0].unsafelyUnwrapped.load(as: sf_id?.self))
+            (target, chainRef, inner, inherited, inheritedOwner) = hook._withUnsafeGuaranteedRef {
+                // The receiver as it arrived, not read back from the frame just written.
+                $0.hiddenCall(chainRef, receiver: sf_id(bitPattern: UInt(receiver)))
             }
         }
         let shape = HookChain.shape(chainRef)
@@ -72,7 +78,8 @@ extension MethodHook {
         }
         // The return storage is the frame's, already zero.
         var state = HookCallState(chainRef: chainRef, innerRef: nil, arguments: args, returnStorage: ret, insteadIndex: 1,
-                                  outerInsteadCount: shape.instead, insteadCount: shape.instead, inheritedOriginal: inherited)
+                                  outerInsteadCount: shape.instead, insteadCount: shape.instead, inheritedOriginal: inherited,
+                                  inheritedOwner: inheritedOwner)
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
             let ctx = HookContext(hook: target, state: p)
             do throws(RuntimeError) {
