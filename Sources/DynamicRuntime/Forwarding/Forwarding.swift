@@ -106,8 +106,15 @@ enum Forwarding {
     /// Stage 3a: the signature the class declares for a selector it forwards, if any. When it
     /// hands back an interned signature's own types (as `setMethodSignature` and proxies do),
     /// the signature is found by that pointer instead of parsed again.
+    @inline(__always)
     static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
         guard let m = sf_lookup_method(cls, methodSignature.raw) else { return nil }
+        return try askMethodSignature(m, raw, selector, cls)
+    }
+
+    @inline(never)
+    private static func askMethodSignature(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector,
+                                           _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
         let text: BorrowedCString = try sendFound(m, raw, methodSignature, cls, selector)
         guard let p = text.pointer else { return nil }
         if let known = sf_sig_cache_by_types(p) { return Signature(raw: known) }
