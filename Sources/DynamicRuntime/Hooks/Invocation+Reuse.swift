@@ -20,8 +20,11 @@ extension Invocation {
     /// `emptyForReuse()`, then the record as a +1 word for an atomic slot, handing over the
     /// caller's reference (no retain and release around the call); `fromRetainedWord` takes it
     /// back.
+    /// The record keeps the original IMP it would have replayed, with the hook's box it came
+    /// from, for `HookContext.capture(intoSpare:)` alone (it re-reads the IMP unless that box is
+    /// still the published one); `emptyForReuse()` and every other fill drop it.
     package consuming func emptiedRetainedWord() -> UnsafeMutableRawPointer {
-        emptyForReuse()
+        if !storage.emptyByWords(keepingImplementation: true) { emptyForReuse() }
         // The reference moves into the word by its bits: no retain here and release at the end.
         var moved: Invocation? = consume self
         return withUnsafeMutableBytes(of: &moved) { bytes in
