@@ -92,7 +92,9 @@ public struct HookContext {
             ($0.originalBits.load(ordering: .acquiring), $0.originalBodyBits.load(ordering: .acquiring),
              $0.wideArguments, $0.wideReturn, $0.returnsObject)
         }
+        var published = true
         if imp == 0, let m = state.pointee.inheritedOriginal {
+            published = false
             // A per-object entry's original, found in the visible class: a plain function when
             // its record names no closure (else the closure's path, below).
             // The owner word was read with the entry's hook word: a plain IMP read now is safe
@@ -100,14 +102,22 @@ public struct HookContext {
             imp = unsafeBitCast(sf_method_imp(m), to: UInt.self)
             body = state.pointee.inheritedOwner
         }
-        guard imp != 0, body == 0, wide != 0, !returnsObject else { return try callOriginalSlowly() }
-        typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
+        guard imp != 0, body == 0 || published, wide != 0, !returnsObject else { return try callOriginalSlowly() }
         let a = arguments
-        let v = unsafeBitCast(imp, to: Words.self)(
-            a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
-            wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
-            wide > 3 ? a[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
-            wide > 4 ? a[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
+        let w = (a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
+                 wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+                 wide > 3 ? a[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
+                 wide > 4 ? a[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
+        let v: UInt64
+        if body == 0 {
+            typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
+            v = unsafeBitCast(imp, to: Words.self)(w.0, w.1, w.2, w.3, w.4)
+        } else if let r = try HookContext.callWordBody(body, w, arity: wide - 2, returnStorage, wideReturn) {
+            // A published Swift closure with a word or `Int` body: called as a typed send calls it.
+            v = r
+        } else {
+            return try callOriginalSlowly()
+        }
         if wideReturn { returnStorage.storeBytes(of: v, as: UInt64.self) }
         if _slowPath(sf_get_pending_error() != nil) { try Runtime.rethrowPending() }
     }
@@ -150,14 +160,15 @@ public struct HookContext {
     /// over whole-register words, as a typed send would; nil when it has none. A thrown error
     /// leaves zero in the return storage and is named and recorded as the closure's own entry
     /// does it.
-    @inline(__always)
+    @inline(never)
     static func callWordBody(_ bits: UInt, _ w: (UInt64, UInt64, UInt64, UInt64, UInt64), arity: Int,
                              _ ret: UnsafeMutableRawPointer, _ returns: Bool) throws(RuntimeError) -> UInt64? {
         var failure: (any Error)? = nil
-        var cls: sf_class_t? = nil
+        // The receiver's class read before the body runs (it may free the receiver), walked to
+        // the visible class only after a throw.
+        let cls = sf_id(bitPattern: UInt(w.0)).flatMap(sf_object_isa)
         let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef { box in
             guard box.hasWordBody else { return nil }
-            cls = ClosureIMP.receiverClass(w.0)
             do {
                 // The hook has the original's key, and an `Int` body's key is exactly its own.
                 if let direct = box.direct { return try ClosureIMP.callDirect(direct, arity: arity, w.0, (w.2, w.3, w.4, 0)) }
@@ -166,7 +177,7 @@ public struct HookContext {
         }
         if let failure {
             if returns { ret.storeBytes(of: 0, as: UInt64.self) }
-            throw ClosureIMP.failure(failure, receiverClass: cls, w.1)
+            throw ClosureIMP.failure(failure, receiverClass: ClosureIMP.visibleClass(cls), w.1)
         }
         return r
     }

@@ -91,51 +91,37 @@ extension ClosureIMP {
     }
 }
 
-/// Runs an `Int` body for a call from C: an error goes to the sender as a pending error and the
-/// caller gets zero, as with the generic entry.
-@inline(__always)
-private func runInt(_ a0: UInt64, _ a1: UInt64, _ call: () throws -> Int) -> UInt64 {
-    let cls = ClosureIMP.receiverClass(a0)
-    do {
-        return UInt64(UInt(bitPattern: try call()))
-    } catch {
-        raiseWordFailure(error, cls, a1)
-        return 0
-    }
+/// A throwing `Int` body's error, from its C thunk (`tramp_int.c`): the thunk hands over the
+/// error it owns, which goes to the sender as a pending error (the caller gets zero), as a
+/// word body's does.
+private let intBodyFailure: sf_tramp_int_failure_fn = { error, cls, sel in
+    guard var word = error else { return }
+    let e = withUnsafeMutablePointer(to: &word) { $0.withMemoryRebound(to: (any Error).self, capacity: 1) { $0.move() } }
+    raiseWordFailure(e, cls, UInt64(UInt(bitPattern: sel)))
 }
 
-private typealias W = UInt64
-private typealias C = UnsafeRawPointer?
+/// Installs `intBodyFailure` once, before the first throwing `Int` slot is made.
+private let intBodyFailureInstalled: Void = sf_tramp_set_int_failure(intBodyFailure)
 
-/// The slot's thunks by argument count (0-3: 2-5 registers); the slot puts the body's box in
-/// the next integer register.
+/// The thunks of throwing `Int` bodies by argument count (0-3), in `tramp_int.c`.
 nonisolated(unsafe) private let intThunks: [UnsafeRawPointer] = [
-    unsafeBitCast({ (a0, a1, c) in
-        runInt(a0, a1) { try Unmanaged<IntMethodBody0>.fromOpaque(c!)._withUnsafeGuaranteedRef { try $0.body(ObjectRef(word: a0)) } }
-    } as @convention(c) (W, W, C) -> W, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, c) in
-        runInt(a0, a1) {
-            try Unmanaged<IntMethodBody1>.fromOpaque(c!)._withUnsafeGuaranteedRef { try $0.body(ObjectRef(word: a0), Int(bitPattern: UInt(a2))) }
-        }
-    } as @convention(c) (W, W, W, C) -> W, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, c) in
-        runInt(a0, a1) {
-            try Unmanaged<IntMethodBody2>.fromOpaque(c!)._withUnsafeGuaranteedRef {
-                try $0.body(ObjectRef(word: a0), Int(bitPattern: UInt(a2)), Int(bitPattern: UInt(a3)))
-            }
-        }
-    } as @convention(c) (W, W, W, W, C) -> W, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
-        runInt(a0, a1) {
-            try Unmanaged<IntMethodBody3>.fromOpaque(c!)._withUnsafeGuaranteedRef {
-                try $0.body(ObjectRef(word: a0), Int(bitPattern: UInt(a2)), Int(bitPattern: UInt(a3)), Int(bitPattern: UInt(a4)))
-            }
-        }
-    } as @convention(c) (W, W, W, W, W, C) -> W, to: UnsafeRawPointer.self),
+    unsafeBitCast(sf_tramp_int_throwing0 as @convention(c) (sf_id?, sf_sel?, UnsafePointer<sf_swift_closure>?) -> Int,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(sf_tramp_int_throwing1 as @convention(c) (sf_id?, sf_sel?, Int, UnsafePointer<sf_swift_closure>?) -> Int,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(sf_tramp_int_throwing2 as @convention(c) (sf_id?, sf_sel?, Int, Int, UnsafePointer<sf_swift_closure>?) -> Int,
+                  to: UnsafeRawPointer.self),
+    unsafeBitCast(sf_tramp_int_throwing3
+                  as @convention(c) (sf_id?, sf_sel?, Int, Int, Int, UnsafePointer<sf_swift_closure>?) -> Int,
+                  to: UnsafeRawPointer.self),
 ]
 
-/// The thunk for an `Int` body of `arity` arguments (0-3).
-func intThunk(arity: Int) -> UnsafeRawPointer { intThunks[arity] }
+/// The thunk for a throwing `Int` body of `arity` arguments (0-3); its slot's context is the
+/// closure's own words (`DirectIntBody.closureWords`).
+func intThunk(arity: Int) -> UnsafeRawPointer {
+    _ = intBodyFailureInstalled
+    return intThunks[arity]
+}
 
 /// The thunks for non-throwing `Int` bodies (0-3 arguments), in `tramp_x86_64.S`.
 nonisolated(unsafe) private let nonThrowingIntThunks: [UnsafeRawPointer] = [

@@ -63,13 +63,13 @@ final class ClosureIMP: @unchecked Sendable {
                 code = sf_tramp_alloc_kind(registerEntry.kind, UnsafeMutableRawPointer(mutating: registerEntry.context),
                                            registerEntry.target)
             } else if let direct, direct.arity < 4 {
-                // The `Int` body takes the registers as they are; its box (or, when it cannot
-                // throw, the closure's own words) goes in the next one.
+                // The `Int` body takes the registers as they are; the closure's own words go in
+                // the next one (its C thunk reads the receiver's class and checks for an error
+                // only when it can throw).
                 self.context = nil
                 code = direct.nonThrowing
                     ? sf_tramp_alloc_kind(Int32(direct.arity + 1), direct.closureWords, nonThrowingIntThunk(arity: direct.arity))
-                    : sf_tramp_alloc_kind(Int32(direct.arity + 1), UnsafeMutableRawPointer(mutating: self.direct),
-                                          intThunk(arity: direct.arity))
+                    : sf_tramp_alloc_kind(Int32(direct.arity + 1), direct.closureWords, intThunk(arity: direct.arity))
             } else if hasWordBody, direct == nil, (2...5).contains(nargs) {
                 // The typed body takes the registers as they are; the context goes in the next one.
                 self.context = nil
