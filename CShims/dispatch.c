@@ -56,8 +56,11 @@ static sf_imp msg_lookup_full(sf_id obj, sf_sel sel);
 // error to clear. Everything else (and every miss) takes the full path, which saves registers.
 sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
     struct sf_rcu_reader *r = sf_rcu_self;
-    if (__builtin_expect(obj && sel && r && r->nesting == 0 && !sf_rcu_readers_fence &&
-                         sf_last_status == SF_OK, 1)) {
+    // The guards as one test: their loads cannot fault once r is known, and one branch instead
+    // of six keeps the hit path's branches few (2a's speed moved with where they fell).
+    if (__builtin_expect(r != NULL, 1) &&
+        __builtin_expect(((obj == NULL) | (sel == NULL) | (r->nesting != 0) | (sf_rcu_readers_fence != 0) |
+                          (sf_last_status != SF_OK)) == 0, 1)) {
         // A section like sf_rcu_enter's: a signal handler's send in the middle of it sees the
         // nesting and leaves the epoch alone (async-signal-safe cached sends).
         r->nesting = 1;
