@@ -67,4 +67,40 @@ final class CaptureByWordsTests: HookBehaviourTestCase {
         XCTAssertEqual(try record!.argument(at: 0, as: Int32.self), -9)
         XCTAssertEqual(try record!.argument(at: 1, as: Float.self), 0.5)
     }
+
+    /// A throttle's spare keeps the original it would replay, with the hook's box, while
+    /// emptied; the next capture keeps it only if that box is still the published one.
+    func testASpareReplaysTheOriginalPublishedWhenItWasCaptured() throws {
+        let cls = try makeClass("SpareOriginal")
+        try cls.addMethod("combine:with:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }
+        let receiver = try cls.createInstance()
+        nonisolated(unsafe) var record: Invocation?
+        nonisolated(unsafe) var boxes: [UnsafeMutableRawPointer?] = []
+        let token = try cls.hook("combine:with:", .instead) { (ctx: HookContext) in
+            // As a throttle's spare: emptied through its word before the next capture.
+            if let r = record.take() { record = Invocation.fromRetainedWord(r.emptiedRetainedWord()) }
+            ctx.capture(intoSpare: &record)
+            boxes.append(record!.storage.h.pointee.implementationBox?.toOpaque())
+        }
+        // The first call makes the record; the second refills it as a spare, reading the box.
+        _ = try receiver.send("combine:with:", 1, 1) as Int
+        _ = try receiver.send("combine:with:", 2, 3) as Int
+        _ = try receiver.send("combine:with:", 4, 5) as Int
+        XCTAssertNotNil(boxes[1])
+        XCTAssertEqual(boxes[2], boxes[1], "an unchanged original is kept, not read again")
+        try cls.replaceMethod("combine:with:") { (_: ObjectRef, a: Int, b: Int) -> Int in a * b }
+        _ = try receiver.send("combine:with:", 6, 7) as Int
+        XCTAssertNotNil(boxes[3])
+        XCTAssertNotEqual(boxes[3], boxes[2], "a replaced original is read again")
+        token.remove()
+        try record!.invoke()
+        XCTAssertEqual(try record!.returnValue(as: Int.self), 42, "the replay calls the new original")
+
+        // Every other reuse drops it: a forwarded call must never replay a stale IMP.
+        record = Invocation.fromRetainedWord(record.take()!.emptiedRetainedWord())
+        XCTAssertNotNil(record!.implementation)
+        record!.emptyForReuse()
+        XCTAssertNil(record!.implementation)
+        XCTAssertNil(record!.storage.h.pointee.implementationBox)
+    }
 }

@@ -115,7 +115,7 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
     /// Sends the message to another receiver, with full lookup on it.
     public func invoke(target: some MessageReceiver) throws(RuntimeError) {
         self.target = target.receiver
-        storage.h.pointee.implementation = nil
+        storage.setImplementation(nil)
         try invoke()
     }
 

@@ -91,13 +91,14 @@ extension InvocationStorage {
     }
 
     /// `emptyForReuse` for a record with a plan that nothing returned into and that holds no
-    /// copied strings: releases the target and object arguments and zeroes them.
+    /// copied strings: releases the target and object arguments and zeroes them. With
+    /// `keepingImplementation`, an IMP read from a hook's published box stays with its box.
     /// Returns false (doing nothing) for any other record.
-    func emptyByWords() -> Bool {
+    func emptyByWords(keepingImplementation: Bool = false) -> Bool {
         let header = h
         guard header.pointee.plan != 0, !header.pointee.ownsReturnObject, !header.pointee.ownsReturnString,
               header.pointee.copiedStrings.isEmpty else { return false }
-        header.pointee.implementation = nil
+        if !keepingImplementation || header.pointee.implementationBox == nil { setImplementation(nil) }
         let returnSize = header.pointee.signature.returnSize
         if returnSize <= 8 {
             returnPointer.storeBytes(of: 0, as: UInt64.self)

@@ -11,7 +11,12 @@ struct InvocationHeader {
     var ownsReturnString = false
     var copiedStrings: [UnsafeMutablePointer<CChar>] = []
     /// Set for calls captured by a hook: replay calls this IMP, not the hooked method.
+    /// Read only; written through `setImplementation`.
     var implementation: IMP?
+    /// The hook's published box `implementation` came from (+1), or nil: a throttle's spare
+    /// keeps both while emptied, so the next capture of an unchanged original compares one
+    /// pointer instead of reading and retaining the IMP again (`HookContext.capture(intoSpare:)`).
+    var implementationBox: Unmanaged<IMPBox>?
     let frameOffset: Int
     let returnOffset: Int
     let argvOffset: Int
@@ -21,7 +26,8 @@ struct InvocationHeader {
     let plan: UInt64
     /// The positions of object arguments (bit i: argument i), with `plan`.
     let objectMask: UInt64
-    /// Set by `emptyForReuse`: nothing retained, copied or returned; cleared by the next fill.
+    /// Set by `emptyForReuse`: nothing retained, copied or returned (a throttle's spare may keep
+    /// `implementation` with its box); cleared by the next fill.
     var emptied = false
 }
 
@@ -176,8 +182,15 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         for i in sig.cStringArguments { adoptCopy(at: argumentPointer(i)) }
     }
 
+    /// Sets the IMP a replay calls and the box it was read from (+1, or nil), releasing the old box.
+    func setImplementation(_ imp: IMP?, box: Unmanaged<IMPBox>? = nil) {
+        if let old = h.pointee.implementationBox { old.release() }
+        h.pointee.implementationBox = box
+        h.pointee.implementation = imp
+    }
+
     func releaseRetained() {
-        h.pointee.implementation = nil
+        setImplementation(nil)
         // Strings set or returned on a record that does not retain its arguments are copies too.
         if !h.pointee.copiedStrings.isEmpty {
             for s in h.pointee.copiedStrings { free(s) }

@@ -186,7 +186,7 @@ public struct HookContext {
     /// caller has returned. Replaying calls the original implementation, not the hook.
     public func makeInvocation() -> Invocation {
         let inv = Invocation.capture(signature: hook.signature.storage, arguments: arguments)
-        inv.storage.header.implementation = hook.currentOriginal()
+        inv.storage.setImplementation(hook.currentOriginal())
         inv.retainArguments()
         return inv
     }
@@ -204,26 +204,40 @@ public struct HookContext {
                 s.refill(from: arguments)
                 s.retainArguments()
             }
-            s.h.pointee.implementation = hookRef._withUnsafeGuaranteedRef { $0.currentOriginal() }
+            s.setImplementation(hookRef._withUnsafeGuaranteedRef { $0.currentOriginal() })
         } else {
             record = makeInvocation()
         }
     }
 
     /// `capture(into:)` for a spare record that only the caller holds (a throttle's, emptied
-    /// for reuse): no uniqueness check.
+    /// for reuse by `emptiedRetainedWord()`): no uniqueness check, and the original it kept is
+    /// reused while its box is still the hook's published one (no read section, no retain).
     package func capture(intoSpare record: inout Invocation?) {
         let signature = hookRef._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.signature.storage) }
         if record != nil, record!.storage.h.pointee.signature === signature.takeUnretainedValue(),
            record!.storage.capturesByWords {
             let s = record!.storage
             s.capture(from: arguments)
-            s.h.pointee.implementation = hookRef._withUnsafeGuaranteedRef { $0.currentOriginal() }
+            hookRef._withUnsafeGuaranteedRef { hook in
+                if let kept = s.h.pointee.implementationBox, hook.isCurrentOriginal(kept) { return }
+                Self.readOriginal(of: hook, into: s)
+            }
         } else {
             capture(into: &record)
         }
     }
 
+
+    /// The hook's original for a record, with the box it was published in (nil while inherited).
+    @inline(never)
+    private static func readOriginal(of hook: MethodHook, into s: InvocationStorage) {
+        if let box = hook.currentOriginalBox() {
+            s.setImplementation(box.imp, box: Unmanaged.passRetained(box))
+        } else {
+            s.setImplementation(hook.currentOriginal())
+        }
+    }
 }
 
 extension HookContext: MessageFrame {

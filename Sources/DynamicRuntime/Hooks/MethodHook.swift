@@ -132,6 +132,17 @@ final class MethodHook: @unchecked Sendable {
         Runtime.state.retire(releasing: UnsafeMutableRawPointer(bitPattern: old)!)
     }
 
+    /// The box holding the original IMP now, retained; nil while inherited.
+    func currentOriginalBox() -> IMPBox? {
+        sf_rcu_enter()
+        defer { sf_rcu_exit() }
+        return originalBox.retainedBox
+    }
+
+    /// Whether `box` is the published original's box (see `PublishedIMP.isPublished`).
+    @inline(__always)
+    func isCurrentOriginal(_ box: Unmanaged<IMPBox>) -> Bool { originalBox.isPublished(box) }
+
     /// The original IMP now (an inherited one is looked up in the superclass).
     func currentOriginal() -> IMP {
         // No lock: a box replaced meanwhile is released only after this read section.

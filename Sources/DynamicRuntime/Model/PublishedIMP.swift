@@ -26,6 +26,17 @@ struct PublishedIMP: ~Copyable {
         box.load(ordering: .acquiring).map { Unmanaged<IMPBox>.fromOpaque($0).takeUnretainedValue().imp }
     }
 
+    /// The published box, retained, with its IMP (in a read section); nil if none is published.
+    var retainedBox: IMPBox? {
+        box.load(ordering: .acquiring).map { Unmanaged<IMPBox>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Whether `held` (a box the caller keeps alive) is the one published now: no read section,
+    /// the published pointer is only compared. A kept box cannot be freed and its address reused.
+    func isPublished(_ held: Unmanaged<IMPBox>) -> Bool {
+        box.load(ordering: .acquiring) == held.toOpaque()
+    }
+
     /// Publishes `new` (lock held). `unpublish` then stops the C side handing out the old
     /// pointer; only after that is the old box retired. Returns the previous IMP.
     @discardableResult
