@@ -83,8 +83,8 @@ public struct HookContext {
         try callOriginal()
     }
 
-    /// An original of whole integer-register words that is no Swift closure (decided when it
-    /// was published) is a plain C call, made here; everything else out of line.
+    /// An original of whole integer-register words (a plain C function, or a Swift closure
+    /// with a word body: decided when it was published) is called here; the rest out of line.
     @inline(__always)
     private func callOriginal() throws(RuntimeError) {
         state.pointee.proceeded = true
@@ -94,7 +94,16 @@ public struct HookContext {
             ($0.originalBits.load(ordering: .acquiring), $0.originalBodyBits.load(ordering: .acquiring),
              $0.wideArguments, $0.wideReturn, $0.returnsObject)
         }
-        guard imp != 0, wide != 0, !returnsObject else { return try callOriginalSlowly() }
+        guard imp != 0, wide != 0, !returnsObject, try callWords(imp, body, wide, wideReturn) else {
+            return try callOriginalSlowly()
+        }
+    }
+
+    /// Calls an original of `wide` whole integer-register words: a plain C function (`body`
+    /// 0), or a published Swift closure's word or `Int` body, called as a typed send calls it.
+    /// False, having called nothing, when the closure has no such body.
+    @inline(__always)
+    private func callWords(_ imp: UInt, _ body: UInt, _ wide: Int, _ wideReturn: Bool) throws(RuntimeError) -> Bool {
         let a = arguments
         let w = (a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
                  wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
@@ -105,13 +114,13 @@ public struct HookContext {
             typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
             v = unsafeBitCast(imp, to: Words.self)(w.0, w.1, w.2, w.3, w.4)
         } else if let r = try HookContext.callWordBody(body, w, arity: wide - 2, returnStorage, wideReturn) {
-            // A published Swift closure with a word or `Int` body: called as a typed send calls it.
             v = r
         } else {
-            return try callOriginalSlowly()
+            return false
         }
         if wideReturn { returnStorage.storeBytes(of: v, as: UInt64.self) }
         if _slowPath(sf_get_pending_error() != nil) { try Runtime.rethrowPending() }
+        return true
     }
 
     /// The other originals: a closure's word body over whole-register words, else the general
@@ -123,25 +132,7 @@ public struct HookContext {
              $0.wideArguments, $0.wideReturn, $0.returnsObject)
         }
         if returnsObject { releaseReturnObject() }
-        if imp != 0, wide != 0 {
-            let a = arguments
-            let w = (a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
-                     wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
-                     wide > 3 ? a[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
-                     wide > 4 ? a[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
-            let v: UInt64
-            if body == 0 {
-                typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
-                v = unsafeBitCast(imp, to: Words.self)(w.0, w.1, w.2, w.3, w.4)
-            } else if let r = try HookContext.callWordBody(body, w, arity: wide - 2, returnStorage, wideReturn) {
-                v = r
-            } else {
-                return try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in try hook.callOriginal(arguments, returnStorage) }
-            }
-            if wideReturn { returnStorage.storeBytes(of: v, as: UInt64.self) }
-            if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
-            return
-        }
+        if imp != 0, wide != 0, try callWords(imp, body, wide, wideReturn) { return }
         try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in
             try hook.callOriginal(arguments, returnStorage)
         }
