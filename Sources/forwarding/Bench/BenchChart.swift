@@ -95,7 +95,7 @@ struct BenchChart {
 
         var y = plotBottom + 58
         for v in pairs {
-            s.append(text(12, y, "\(v.caseID) ÷ \(v.base ?? ""), \(v.label): \(fmt(v.value, 2))× (target ≤ \(fmt(v.limit, 1))×) "
+            s.append(text(12, y, "\(v.caseID) ÷ \(v.base ?? ""), \(v.label): \(fmt(v.value, 2))× (target ≤ \(fmtLimit(v.limit))×) "
                 + (v.met ? "met" : "MISSED"), size: 11, fill: v.met ? "#1a7f37" : "#cf222e"))
             y += 16
         }

@@ -36,7 +36,7 @@ struct BenchTextReport {
                 let label = "\(v.caseID) ÷ \(v.base ?? "")".padded(9) + v.label
                 // Two decimals, or three where two would round a miss onto the limit.
                 let shown = fmt(v.value, 2) == fmt(v.limit, 2) ? fmt(v.value, 3) : fmt(v.value, 2)
-                out.append("  " + clipped(label, 52) + " " + shown + "×  (≤ " + fmt(v.limit, 1) + "×) " + verdict)
+                out.append("  " + clipped(label, 52) + " " + shown + "×  (≤ " + fmtLimit(v.limit) + "×) " + verdict)
             case .allocations:
                 out.append("  " + clipped(v.caseID.padded(9) + v.label, 52) + " " + fmt(v.value, 2) + "   (≤ "
                     + fmt(v.limit, 0) + ") " + verdict)

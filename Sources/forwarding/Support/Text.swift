@@ -32,3 +32,8 @@ func fmtSignificant(_ value: Double) -> String {
     let magnitude = abs(value)
     return fmt(value, magnitude >= 100 ? 0 : magnitude >= 10 ? 1 : magnitude >= 1 ? 2 : 3)
 }
+
+/// A limit as it was set: one decimal (3.0), or two when it has them (1.15).
+func fmtLimit(_ value: Double) -> String {
+    fmt(value, (value * 10).rounded() == value * 10 ? 1 : 2)
+}
