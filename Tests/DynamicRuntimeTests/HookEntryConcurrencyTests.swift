@@ -25,60 +25,40 @@ final class HookEntryConcurrencyTests: XCTestCase {
         let offset = 1_000_000
         let bad = Locked<[String]>([])
         let counts = Locked((plain: 0, hooked: 0))
-        let done = Atomic<Int>(0)
         let senders = 8
         let calls = 2000
-        runThreads(senders + 1) { thread in
-            if thread == senders {
-                var round = 0
-                while done.load(ordering: .acquiring) < senders || round < 20 {
-                    do {
-                        // A single instead-hook on each, then a fuller chain, then nothing.
-                        let i1 = try cls.hook(isum, .instead) { ctx in
-                            try ctx.proceed()
-                            try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + offset)
-                        }
-                        let d1 = try cls.hook(dsum, .instead) { ctx in
-                            try ctx.proceed()
-                            try ctx.setReturnValue(try ctx.returnValue(as: Double.self) + Double(offset))
-                        }
-                        XCTAssertEqual(i1.hook.entry, .integerRegisters(4))
-                        XCTAssertEqual(d1.hook.entry, .registers(2))
-                        usleep(50)
-                        let before = try cls.hook(isum, .before) { _ in }
-                        let after = try cls.hook(dsum, .after) { _ in }
-                        usleep(50)
-                        before.remove()
-                        after.remove()
-                        i1.remove()
-                        d1.remove()
-                    } catch {
-                        bad.withLock { $0.append("hook: \(error)") }
-                    }
-                    round += 1
-                    fwdCollect()
-                    usleep(50)
-                }
-                return
+        sendWhileChanging(senders: senders, calls: calls, pause: 50, bad: bad, change: {
+            // A single instead-hook on each, then a fuller chain, then nothing.
+            let i1 = try cls.hook(isum, .instead) { ctx in
+                try ctx.proceed()
+                try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + offset)
             }
-            for i in 0..<calls {
-                let a = thread * 100_000 + i
-                do {
-                    let r: Int = try o.send(isum, a, 7)
-                    let d: Double = try o.send(dsum, Double(a), 7.0)
-                    let want = a * 3 + 7
-                    let plain = r == want, hooked = r == want + offset
-                    if !plain && !hooked { bad.withLock { if $0.count < 10 { $0.append("isum(\(a)) = \(r)") } } }
-                    if d != Double(want), d != Double(want + offset) {
-                        bad.withLock { if $0.count < 10 { $0.append("dsum(\(a)) = \(d)") } }
-                    }
-                    counts.withLock { plain ? ($0.plain += 1) : ($0.hooked += 1) }
-                } catch {
-                    bad.withLock { if $0.count < 10 { $0.append("send: \(error)") } }
-                }
+            let d1 = try cls.hook(dsum, .instead) { ctx in
+                try ctx.proceed()
+                try ctx.setReturnValue(try ctx.returnValue(as: Double.self) + Double(offset))
             }
-            done.add(1, ordering: .acquiringAndReleasing)
-        }
+            XCTAssertEqual(i1.hook.entry, .integerRegisters(4))
+            XCTAssertEqual(d1.hook.entry, .registers(2))
+            usleep(50)
+            let before = try cls.hook(isum, .before) { _ in }
+            let after = try cls.hook(dsum, .after) { _ in }
+            usleep(50)
+            before.remove()
+            after.remove()
+            i1.remove()
+            d1.remove()
+        }, send: { thread, i in
+            let a = thread * 100_000 + i
+            let r: Int = try o.send(isum, a, 7)
+            let d: Double = try o.send(dsum, Double(a), 7.0)
+            let want = a * 3 + 7
+            let plain = r == want, hooked = r == want + offset
+            if !plain && !hooked { bad.withLock { if $0.count < 10 { $0.append("isum(\(a)) = \(r)") } } }
+            if d != Double(want), d != Double(want + offset) {
+                bad.withLock { if $0.count < 10 { $0.append("dsum(\(a)) = \(d)") } }
+            }
+            counts.withLock { plain ? ($0.plain += 1) : ($0.hooked += 1) }
+        })
         withExtendedLifetime(o) {}
         XCTAssertEqual(bad.current, [])
         let c = counts.current

@@ -21,55 +21,32 @@ final class HookSendConcurrencyTests: XCTestCase {
         let offset = 1_000_000
         let bad = Locked<[String]>([])
         let hooked = Atomic<Int>(0)
-        let done = Atomic<Int>(0)
-        let senders = 8
-        let calls = 1500
-        runThreads(senders + 1) { thread in
-            if thread == senders {
-                var round = 0
-                while done.load(ordering: .acquiring) < senders || round < 20 {
-                    do {
-                        let instead = try cls.hook(sel, .instead) { ctx in
-                            try ctx.proceed()
-                            try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + offset)
-                        }
-                        // The original changes kind under the hook: a C function, a vector
-                        // body, an `Int` body.
-                        try cls.replaceMethod(sel, implementation: plainIMP, types: "q@:qq")
-                        usleep(30)
-                        try cls.replaceMethod(sel, implementation: try IMP(types: "q@:qq", rawBody: { ret, args in
-                            ret.storeBytes(of: args[2]!.load(as: Int.self) &* 3 &+ args[3]!.load(as: Int.self), as: Int.self)
-                        }), types: "q@:qq")
-                        let before = try cls.hook(sel, .before) { _ in }
-                        let once = try cls.hook(sel, .instead, options: .removeAfterFirstCall) { ctx in try ctx.proceed() }
-                        usleep(30)
-                        try cls.replaceMethod(sel) { (_: ObjectRef, a: Int, b: Int) in a &* 3 &+ b }
-                        before.remove()
-                        once.remove()
-                        instead.remove()
-                    } catch {
-                        bad.withLock { $0.append("writer: \(error)") }
-                    }
-                    round += 1
-                    fwdCollect()
-                    usleep(30)
-                }
-                return
+        sendWhileChanging(calls: 1500, pause: 30, bad: bad, change: {
+            let instead = try cls.hook(sel, .instead) { ctx in
+                try ctx.proceed()
+                try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + offset)
             }
-            for i in 0..<calls {
-                let a = thread * 100_000 + i
-                do {
-                    let r: Int = try o.send(sel, a, 7)
-                    let want = a * 3 + 7
-                    if r == want + offset { hooked.add(1, ordering: .relaxed) } else if r != want {
-                        bad.withLock { if $0.count < 10 { $0.append("mix(\(a)) = \(r)") } }
-                    }
-                } catch {
-                    bad.withLock { if $0.count < 10 { $0.append("send: \(error)") } }
-                }
+            // The original changes kind under the hook: a C function, a vector body, an `Int` body.
+            try cls.replaceMethod(sel, implementation: plainIMP, types: "q@:qq")
+            usleep(30)
+            try cls.replaceMethod(sel, implementation: try IMP(types: "q@:qq", rawBody: { ret, args in
+                ret.storeBytes(of: args[2]!.load(as: Int.self) &* 3 &+ args[3]!.load(as: Int.self), as: Int.self)
+            }), types: "q@:qq")
+            let before = try cls.hook(sel, .before) { _ in }
+            let once = try cls.hook(sel, .instead, options: .removeAfterFirstCall) { ctx in try ctx.proceed() }
+            usleep(30)
+            try cls.replaceMethod(sel) { (_: ObjectRef, a: Int, b: Int) in a &* 3 &+ b }
+            before.remove()
+            once.remove()
+            instead.remove()
+        }, send: { thread, i in
+            let a = thread * 100_000 + i
+            let r: Int = try o.send(sel, a, 7)
+            let want = a * 3 + 7
+            if r == want + offset { hooked.add(1, ordering: .relaxed) } else if r != want {
+                bad.withLock { if $0.count < 10 { $0.append("mix(\(a)) = \(r)") } }
             }
-            done.add(1, ordering: .acquiringAndReleasing)
-        }
+        })
         XCTAssertEqual(bad.current, [])
         XCTAssertEqual(try o.send(sel, 1, 2) as Int, 5, "every hook removed")
         XCTAssertTrue(cls.ownMethod(for: sel)!.implementation.owner?.hasDirectIntBody ?? false)
