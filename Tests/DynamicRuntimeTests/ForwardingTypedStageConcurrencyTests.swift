@@ -20,40 +20,17 @@ final class ForwardingTypedStageConcurrencyTests: XCTestCase {
         try forwarder.setForwardInvocation { inv in try inv.invoke(target: tref) }
         let f = try forwarder.createInstance()
         let proxy = try Proxy.create(try makeProxyClass("TypedStageConcProxy"), wrapping: t)
-        let receivers = [f.ref, proxy.ref]
-        let sel = Selector("add:to:")
-        let stop = Locked(false)
-        let bad = Locked<[String]>([])
-
-        let writer = Thread {
-            var i = 0
-            while !stop.current {
-                i += 1
-                switch i % 3 {
-                case 0: _ = try? forwarder.setForwardInvocation { inv in try inv.invoke(target: tref) }
-                case 1:
-                    _ = try? forwarder.setForwardInvocation { inv in
-                        try inv.invoke(target: tref)
-                        try inv.setReturnValue(try inv.returnValue(as: Int.self) + 1000)
-                    }
-                default: redirect.set(!redirect.current)
+        let bad = sendAddsWhileChanging([f.ref, proxy.ref]) { i in
+            switch i % 3 {
+            case 0: _ = try? forwarder.setForwardInvocation { inv in try inv.invoke(target: tref) }
+            case 1:
+                _ = try? forwarder.setForwardInvocation { inv in
+                    try inv.invoke(target: tref)
+                    try inv.setReturnValue(try inv.returnValue(as: Int.self) + 1000)
                 }
+            default: redirect.set(!redirect.current)
             }
         }
-        writer.start()
-        DispatchQueue.concurrentPerform(iterations: 8) { th in
-            let ref = receivers[th % receivers.count]
-            for i in 0..<300 {
-                do {
-                    let r: Int = try ref.send(sel, i, th)
-                    if r != i + th, r != i + th + 1000 { bad.append("thread \(th): \(r) for \(i) + \(th)") }
-                } catch {
-                    bad.append("thread \(th): \(error)")
-                }
-            }
-        }
-        stop.set(true)
-        while !writer.isFinished { usleep(1000) }
-        XCTAssertEqual(bad.take(), [])
+        XCTAssertEqual(bad, [])
     }
 }

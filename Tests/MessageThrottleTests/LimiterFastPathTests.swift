@@ -95,42 +95,12 @@ final class LimiterFastPathTests: XCTestCase {
             let clock = ManualClock()
             let (l, performed, rejected) = makeLimiter(mode, .milliseconds(start), clock: clock)
             var run = MachineRun(mode, start)
-            var ms = 0, verdicts: [Limiter<Int>.Verdict] = [], expected: [Limiter<Int>.Verdict] = []
-            var log: [String] = []
-            for id in 0..<60 {
-                switch rng.next() % 20 {
-                case 0:
-                    let d = Duration.milliseconds(durations[Int(rng.next() % UInt64(durations.count))])
-                    l.duration = d
-                    run.machine.setDuration(d)
-                    log.append("d=\(d)")
-                case 1:
-                    let m = LimiterStateMachineEventTests.modes[Int(rng.next() % UInt64(LimiterStateMachineEventTests.modes.count))]
-                    l.mode = m
-                    run.machine.setMode(m)
-                    log.append("\(m)")
-                case 2:
-                    XCTAssertEqual(l.flush(), run.flush(at: ms), "flush at \(ms): \(log)")
-                    log.append("flush")
-                case 3:
-                    l.cancel()
-                    run.cancel(at: ms)
-                    log.append("cancel")
-                case 4...9:
-                    ms += Int(rng.next() % 60)
-                    clock.advance(to: instant(ms: ms))
-                    run.advance(to: ms)
-                default:
-                    verdicts.append(send(l, id))
-                    expected.append(run.send(id, at: ms))
-                    log.append("\(id)@\(ms)")
-                }
+            let (verdicts, expected, log) = replayRandomSteps(l, &run, clock: clock, rng: &rng, durations: durations) {
+                String(describing: self.send(l, $0))
             }
             XCTAssertEqual(verdicts, expected, "\(mode) d=\(start): \(log)")
-            let later = run.marks.filter { $0.hasPrefix("^") }.map { Int($0.dropFirst().prefix { $0 != "@" })! }
-            let rejects = run.marks.filter { $0.hasPrefix("R") }.map { Int($0.dropFirst().prefix { $0 != "@" })! }
-            XCTAssertEqual(performed.current, later, "\(mode) d=\(start): \(log)")
-            XCTAssertEqual(rejected.current, rejects, "\(mode) d=\(start): \(log)")
+            XCTAssertEqual(performed.current, run.performedLater, "\(mode) d=\(start): \(log)")
+            XCTAssertEqual(rejected.current, run.rejectedPayloads, "\(mode) d=\(start): \(log)")
             XCTAssertEqual(l.pending, run.machine.held, "\(mode) d=\(start): \(log)")
         }
     }

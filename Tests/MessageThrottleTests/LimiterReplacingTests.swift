@@ -95,44 +95,13 @@ final class LimiterReplacingTests: XCTestCase {
             let clock = ManualClock()
             let (l, performed, rejected) = makeLimiter(mode, .milliseconds(start), clock: clock)
             var run = MachineRun(mode, start)
-            var ms = 0, verdicts: [Limiter<SlotToken>.Verdict] = [], expected: [Limiter<Int>.Verdict] = []
-            var log: [String] = []
-            for id in 0..<60 {
-                switch rng.next() % 20 {
-                case 0:
-                    let d = Duration.milliseconds(durations[Int(rng.next() % UInt64(durations.count))])
-                    l.duration = d
-                    run.machine.setDuration(d)
-                    log.append("d=\(d)")
-                case 1:
-                    let m = modes[Int(rng.next() % UInt64(modes.count))]
-                    l.mode = m
-                    run.machine.setMode(m)
-                    log.append("\(m)")
-                case 2:
-                    XCTAssertEqual(l.flush(), run.flush(at: ms), "flush at \(ms): \(log)")
-                    log.append("flush")
-                case 3:
-                    l.cancel()
-                    run.cancel(at: ms)
-                    log.append("cancel")
-                case 4...9:
-                    ms += Int(rng.next() % 60)
-                    clock.advance(to: instant(ms: ms))
-                    run.advance(to: ms)
-                default:
-                    if isPublished(l) { throughSlot += 1 }
-                    verdicts.append(l.receive(making: { SlotToken(id) }).verdict)
-                    expected.append(run.send(id, at: ms))
-                    log.append("\(id)@\(ms)")
-                }
+            let (verdicts, expected, log) = replayRandomSteps(l, &run, clock: clock, rng: &rng, durations: durations) { id in
+                if isPublished(l) { throughSlot += 1 }
+                return String(describing: l.receive(making: { SlotToken(id) }).verdict)
             }
-            XCTAssertEqual(verdicts.map(String.init(describing:)), expected.map(String.init(describing:)),
-                           "\(mode) d=\(start): \(log)")
-            let later = run.marks.filter { $0.hasPrefix("^") }.map { Int($0.dropFirst().prefix { $0 != "@" })! }
-            let rejects = run.marks.filter { $0.hasPrefix("R") }.map { Int($0.dropFirst().prefix { $0 != "@" })! }
-            XCTAssertEqual(performed.current, later, "\(mode) d=\(start): \(log)")
-            XCTAssertEqual(rejected.current, rejects, "\(mode) d=\(start): \(log)")
+            XCTAssertEqual(verdicts, expected, "\(mode) d=\(start): \(log)")
+            XCTAssertEqual(performed.current, run.performedLater, "\(mode) d=\(start): \(log)")
+            XCTAssertEqual(rejected.current, run.rejectedPayloads, "\(mode) d=\(start): \(log)")
             XCTAssertEqual(l.pending?.id, run.machine.held, "\(mode) d=\(start): \(log)")
             XCTAssertEqual(l.pendingDeadline, run.machine.pendingDeadline, "\(mode) d=\(start): \(log)")
         }

@@ -88,3 +88,54 @@ struct MachineRun {
         return false
     }
 }
+
+/// One random sequence of 60 steps (messages, clock moves, duration and mode edits, flushes,
+/// cancels) applied to `limiter` and to `run`, the bare machine, alike. `send` sends message
+/// `id` through the limiter and describes its verdict. Returns both verdict lists, described
+/// (a `Limiter<P>.Verdict` is a type per payload), and the steps as a log for failure messages.
+func replayRandomSteps<P>(_ limiter: Limiter<P>, _ run: inout MachineRun, clock: ManualClock, rng: inout SplitMix,
+                          durations: [Int], send: (Int) -> String) -> (verdicts: [String], expected: [String], log: [String]) {
+    let modes = LimiterStateMachineEventTests.modes
+    var ms = 0, verdicts: [String] = [], expected: [String] = [], log: [String] = []
+    for id in 0..<60 {
+        switch rng.next() % 20 {
+        case 0:
+            let d = Duration.milliseconds(durations[Int(rng.next() % UInt64(durations.count))])
+            limiter.duration = d
+            run.machine.setDuration(d)
+            log.append("d=\(d)")
+        case 1:
+            let m = modes[Int(rng.next() % UInt64(modes.count))]
+            limiter.mode = m
+            run.machine.setMode(m)
+            log.append("\(m)")
+        case 2:
+            XCTAssertEqual(limiter.flush(), run.flush(at: ms), "flush at \(ms): \(log)")
+            log.append("flush")
+        case 3:
+            limiter.cancel()
+            run.cancel(at: ms)
+            log.append("cancel")
+        case 4...9:
+            ms += Int(rng.next() % 60)
+            clock.advance(to: instant(ms: ms))
+            run.advance(to: ms)
+        default:
+            verdicts.append(send(id))
+            expected.append(String(describing: run.send(id, at: ms)))
+            log.append("\(id)@\(ms)")
+        }
+    }
+    return (verdicts, expected, log)
+}
+
+extension MachineRun {
+    /// The payloads performed after their message (timer, flush), in order.
+    var performedLater: [Int] { ids(marked: "^") }
+    /// The payloads rejected, in order.
+    var rejectedPayloads: [Int] { ids(marked: "R") }
+
+    private func ids(marked prefix: Character) -> [Int] {
+        marks.filter { $0.first == prefix }.map { Int($0.dropFirst().prefix { $0 != "@" })! }
+    }
+}

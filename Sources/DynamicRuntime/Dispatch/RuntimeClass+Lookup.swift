@@ -33,4 +33,12 @@ extension RuntimeClass {
         // A hidden class's hooked entries keep the visible class's method they run around.
         if isHidden { for record in methods.values { record.hook?.resolveInherited() } }
     }
+
+    /// Re-resolves the hidden entries below this class after one of its methods changed IMP or
+    /// hook without a flush (lock held): they hold that method's IMP and hook themselves.
+    func resolveHiddenHooks() {
+        Runtime.state.lock.assertHeld()
+        if isHidden { for record in methods.values { record.hook?.resolveInherited() } }
+        for s in subclasses { s.resolveHiddenHooks() }
+    }
 }

@@ -15,11 +15,6 @@ struct HookCallState {
     var outerInsteadCount = 0
     var insteadCount = 0
     var proceeded = false
-    /// A per-object entry's original, when the entry found it in the visible class already.
-    var inheritedOriginal: sf_method_t? = nil
-    /// Its record's owner word as the entry read it (0: a plain function; anything else, or
-    /// `.max` when not read, takes the general path, which reads the record again).
-    var inheritedOwner: UInt = 0
 }
 
 /// An immutable list of hooks for one method, replaced whole on every change. One allocation

@@ -88,21 +88,13 @@ public struct HookContext {
     @inline(__always)
     private func callOriginal() throws(RuntimeError) {
         state.pointee.proceeded = true
-        var (imp, body, wide, wideReturn, returnsObject) = hookRef._withUnsafeGuaranteedRef {
+        // A per-object entry's original (the visible class's method) is published in its hook
+        // as a class hook's is (`resolveInherited`).
+        let (imp, body, wide, wideReturn, returnsObject) = hookRef._withUnsafeGuaranteedRef {
             ($0.originalBits.load(ordering: .acquiring), $0.originalBodyBits.load(ordering: .acquiring),
              $0.wideArguments, $0.wideReturn, $0.returnsObject)
         }
-        var published = true
-        if imp == 0, let m = state.pointee.inheritedOriginal {
-            published = false
-            // A per-object entry's original, found in the visible class: a plain function when
-            // its record names no closure (else the closure's path, below).
-            // The owner word was read with the entry's hook word: a plain IMP read now is safe
-            // to call directly whatever it was replaced with meanwhile.
-            imp = unsafeBitCast(sf_method_imp(m), to: UInt.self)
-            body = state.pointee.inheritedOwner
-        }
-        guard imp != 0, body == 0 || published, wide != 0, !returnsObject else { return try callOriginalSlowly() }
+        guard imp != 0, wide != 0, !returnsObject else { return try callOriginalSlowly() }
         let a = arguments
         let w = (a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
                  wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
@@ -150,9 +142,8 @@ public struct HookContext {
             if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
             return
         }
-        let inherited = state.pointee.inheritedOriginal
         try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in
-            try hook.callOriginal(arguments, returnStorage, inherited: inherited)
+            try hook.callOriginal(arguments, returnStorage)
         }
     }
 

@@ -59,6 +59,8 @@ enum HookRegistry {
             hook.record = method
             _ = method.exchange(with: hook.trampoline.imp)
             method.hook = hook
+            // Per-object entries below merge their chains after this hook's from now on.
+            cls.resolveHiddenHooks()
             return hook
         }
         // Inherited: give this class its own entry so the superclass is left untouched.

@@ -18,69 +18,73 @@ extension MethodHook {
     @inline(__always)
     func runInSection(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         let chain = chainRef
-        guard isHidden else { return try run(chain, inner: nil, inherited: nil, ret, args) }
+        guard isHidden else { return try run(chain, inner: nil, ret, args) }
         try runHidden(chain, ret, args)
     }
 
     /// The hidden class's entry: the receiver's own chain, from its side table, merged after the
     /// chain of the visible class's hook if that entry is hooked, else wrapping the original.
-    /// The visible class's method is resolved when caches are flushed (`inheritedMethod`). All
-    /// read as guaranteed references: the read section keeps them.
+    /// Both were resolved under the lock (`resolveInherited`). All read as guaranteed
+    /// references: the read section keeps them.
     @inline(never)
     private func runHidden(_ chain: Unmanaged<HookChain>, _ ret: UnsafeMutableRawPointer,
                            _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
-        let (target, outer, inner, original, _) = hiddenCall(chain, receiver: args[0]!.load(as: sf_id?.self))
-        try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(outer, inner: inner, inherited: original, ret, args) }
+        let (target, outer, inner) = hiddenCall(chain, receiver: args[0]!.load(as: sf_id?.self))
+        try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(outer, inner: inner, ret, args) }
     }
 
     /// What a call of this hidden entry runs: the hook whose call reaches the original (the
-    /// visible class's, if that entry is hooked, else this one), its chain, the receiver's own
-    /// chain to merge after it (when the class's hook runs first), and the original's method
-    /// when it is the visible class's.
-    /// The last word is the original's owner word (0: a plain function; read here, beside the
-    /// hook word, so that `proceed()` need not reach the record again).
+    /// visible class's, if that entry is hooked, else this one, whose original is the visible
+    /// class's method's IMP), its chain, and the receiver's own chain to merge after it (when
+    /// the class's hook runs first). No method record is read per call.
     @inline(__always)
     func hiddenCall(_ chain: Unmanaged<HookChain>, receiver: sf_id?)
-        -> (Unmanaged<MethodHook>, Unmanaged<HookChain>, Unmanaged<HookChain>?, sf_method_t?, UInt) {
+        -> (Unmanaged<MethodHook>, Unmanaged<HookChain>, Unmanaged<HookChain>?) {
         let own = ObjectHookList.chainRef(of: receiver, selector.raw)
-        let original = sf_method_t(bitPattern: inheritedMethod.load(ordering: .acquiring))
-            ?? sf_class_super(cls.raw).flatMap { sf_lookup_method($0, selector.raw) }
-        var owner: UInt = 0
-        if let m = original, let record = sf_method_owner(m) {
-            let (hookWord, ownerWord) = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef {
-                ($0.hookWord, $0.ownerWord)
-            }
-            if let classHook = UnsafeRawPointer(bitPattern: hookWord).map(Unmanaged<MethodHook>.fromOpaque) {
-                // The class hook's own call reaches the original.
-                return (classHook, classHook._withUnsafeGuaranteedRef { $0.chainRef }, own, nil, 0)
-            }
-            owner = ownerWord
+        if let classHook = UnsafeRawPointer(bitPattern: classHookBits.load(ordering: .acquiring)).map(Unmanaged<MethodHook>.fromOpaque) {
+            // The class hook's own call reaches the original.
+            return (classHook, classHook._withUnsafeGuaranteedRef { $0.chainRef }, own)
         }
-        return (Unmanaged.passUnretained(self), own ?? chain, nil, original, owner)
+        return (Unmanaged.passUnretained(self), own ?? chain, nil)
     }
 
-    /// Resolves the visible class's method for `runHidden` (lock held): when the hidden entry is
-    /// installed and whenever caches are flushed, which every change to a method table does.
+    /// Resolves what a hidden entry runs around (lock held): the visible class's method's hook,
+    /// or its IMP published as this entry's original (0 when it has none: looked up per call,
+    /// which throws). Called when the entry is installed, whenever caches are flushed (every
+    /// change to a method table or superclass), and when a method's IMP or hook changes
+    /// (`RuntimeClass.resolveHiddenHooks`). The original goes first and the hook word last, so a
+    /// reader that sees the hook word cleared calls the new original; a stale word is still
+    /// safe to call within its read section (both are retired after a grace period).
     func resolveInherited() {
         Runtime.state.lock.assertHeld()
         guard isHidden else { return }
-        let m = cls.lookupSuperclass?.findMethod(selector)?.raw
-        inheritedMethod.store(UInt(bitPattern: m), ordering: .releasing)
+        let record = cls.lookupSuperclass?.findMethod(selector)
+        if let classHook = record?.hook {
+            classHookBits.store(UInt(bitPattern: Unmanaged.passUnretained(classHook).toOpaque()), ordering: .releasing)
+            return
+        }
+        if !inherited {
+            // Its own original (replaced on the hidden class itself): kept.
+        } else if let record {
+            storeOriginal(record.imp)
+        } else {
+            originalBodyBits.store(0, ordering: .releasing)
+            originalBits.store(0, ordering: .releasing)
+        }
+        classHookBits.store(0, ordering: .releasing)
     }
 
     /// Runs `chain`, and `inner` position by position after it (class, then object): before
     /// hooks, instead hooks (or the original), after hooks. Both are read in place (the read
-    /// section keeps them): no retain per call. `inherited` is the original's method when the
-    /// caller looked it up already.
+    /// section keeps them): no retain per call.
     @inline(__always)
-    func run(_ chainRef: Unmanaged<HookChain>, inner innerRef: Unmanaged<HookChain>?, inherited: sf_method_t?,
-             _ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
+    func run(_ chainRef: Unmanaged<HookChain>, inner innerRef: Unmanaged<HookChain>?, _ ret: UnsafeMutableRawPointer,
+             _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         clearReturn(ret)
         let outer = HookChain.shape(chainRef)
         let innerInstead = innerRef.map { HookChain.shape($0).instead } ?? 0
         var state = HookCallState(chainRef: chainRef, innerRef: innerRef, arguments: args, returnStorage: ret,
-                                  outerInsteadCount: outer.instead, insteadCount: outer.instead + innerInstead,
-                                  inheritedOriginal: inherited, inheritedOwner: inherited == nil ? 0 : .max)
+                                  outerInsteadCount: outer.instead, insteadCount: outer.instead + innerInstead)
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
             let ctx = HookContext(hook: Unmanaged.passUnretained(self), state: p)
             do throws(RuntimeError) {

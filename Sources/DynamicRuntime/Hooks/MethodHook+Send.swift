@@ -62,10 +62,8 @@ extension MethodHook {
         var target = hook
         var (chainRef, hidden) = hook._withUnsafeGuaranteedRef { ($0.chainRef, $0.isHidden) }
         var inner: Unmanaged<HookChain>? = nil
-        var inherited: sf_method_t? = nil
-        var inheritedOwner: UInt = 0
         if hidden {
-            (target, chainRef, inner, inherited, inheritedOwner) = hook._withUnsafeGuaranteedRef {
+            (target, chainRef, inner) = hook._withUnsafeGuaranteedRef {
                 // The receiver as it arrived, not read back from the frame just written.
                 $0.hiddenCall(chainRef, receiver: sf_id(bitPattern: UInt(receiver)))
             }
@@ -73,13 +71,12 @@ extension MethodHook {
         let shape = HookChain.shape(chainRef)
         guard inner == nil, let first = shape.firstInstead else {
             return try withGuaranteed(target) { (h) throws(RuntimeError) in
-                try h.run(chainRef, inner: inner, inherited: inherited, ret, args)
+                try h.run(chainRef, inner: inner, ret, args)
             }
         }
         // The return storage is the frame's, already zero.
         var state = HookCallState(chainRef: chainRef, innerRef: nil, arguments: args, returnStorage: ret, insteadIndex: 1,
-                                  outerInsteadCount: shape.instead, insteadCount: shape.instead, inheritedOriginal: inherited,
-                                  inheritedOwner: inheritedOwner)
+                                  outerInsteadCount: shape.instead, insteadCount: shape.instead)
         try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
             let ctx = HookContext(hook: target, state: p)
             do throws(RuntimeError) {

@@ -54,9 +54,10 @@ final class MethodHook: @unchecked Sendable {
     /// Whether typed sends run this hook over their argument words (`sendWords`): an
     /// integer-register entry. Other shapes go through the slot.
     let takesWords: Bool
-    /// For a hidden class's entry: the visible class's method for the selector (`sf_method_t`
-    /// bits, 0 if none), resolved under the lock whenever caches are flushed.
-    let inheritedMethod = Atomic<UInt>(0)
+    /// For a hidden class's entry: the hook of the visible class's method for the selector
+    /// (unretained `MethodHook` bits, 0 when that method is not hooked). Resolved under the lock
+    /// with the original (`originalBits`) whenever caches are flushed or the method changes.
+    let classHookBits = Atomic<UInt>(0)
 
     init(cls: RuntimeClass, selector: Selector, signature: Signature, inherited: Bool, original: IMP) throws(RuntimeError) {
         self.cls = cls
@@ -92,7 +93,7 @@ final class MethodHook: @unchecked Sendable {
 
     /// Publishes the call path's words for `imp`, the closure first: a reader that sees one word
     /// new and the other old calls the old or the new original, either of which is safe.
-    private func storeOriginal(_ imp: IMP) {
+    func storeOriginal(_ imp: IMP) {
         let body = imp.owner.flatMap { o in
             unsafeBitCast(o.entry, to: UInt.self) == unsafeBitCast(imp.pointer, to: UInt.self) ? o : nil
         }

@@ -118,6 +118,8 @@ final class MethodRecord: @unchecked Sendable {
         let oldOwner = oldBits == 0 ? nil : Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: oldBits)!).takeUnretainedValue()
         // A reader without the lock may still be copying the old owner.
         if let retired = UnsafeMutableRawPointer(bitPattern: oldBits) { Runtime.state.retire(releasing: retired) }
+        // Per-object entries below publish this IMP as their original.
+        owningClass.resolveHiddenHooks()
         return IMP(pointer: oldPointer, owner: oldOwner)
     }
 
