@@ -110,6 +110,10 @@ void sf_object_set_flags(sf_id obj, uint32_t bits);
 void *sf_object_side(sf_id obj);
 /* sf_object_side inline, for the per-object hook's call path. */
 static inline void *sf_object_side_inline(sf_id obj) { return atomic_load_explicit(&obj->side, memory_order_acquire); }
+/* sf_object_flags inline, for a throttled call's capture (one per call). */
+static inline uint32_t sf_object_flags_inline(sf_id obj) {
+    return (uint32_t)(atomic_load_explicit(&obj->bits, memory_order_acquire) & SF_RC_FLAGS_MASK);
+}
 /* Installs `side` if none is set; returns the one that is set afterwards. */
 void *sf_object_install_side(sf_id obj, void *side);
 /* Clears `side` if it is still the one set (runtime lock held); true if it was. */

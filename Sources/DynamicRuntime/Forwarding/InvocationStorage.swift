@@ -109,7 +109,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     /// made from its dealloc observer) becomes nil: it is freed when the observers return.
     static func retainForCapture(_ o: sf_id?) -> sf_id? {
         guard let o else { return nil }
-        if sf_object_flags(o) & UInt32(SF_OBJ_DEALLOCATING) != 0 { return nil }
+        if sf_object_flags_inline(o) & UInt32(SF_OBJ_DEALLOCATING) != 0 { return nil }
         sf_retain_inline(o)
         return o
     }
