@@ -139,7 +139,11 @@ final class AppliedRule: @unchecked Sendable {
         }
         // The record the limiter just let go of (or one cooldown made for onReject, which may
         // have kept it) can serve the next message.
-        if displaced != nil, displaced!.isUniquelyReferenced() { keepSpare(displaced.take()!) }
+        // Consumed, not taken: a taken Optional is released (empty) at the end. Checked in
+        // place: a mutating check on a fresh local binding miscompiles in Swift 6.3.1 release
+        // builds (the local is never stored).
+        guard displaced != nil, displaced!.isUniquelyReferenced() else { return }
+        keepSpare((consume displaced).unsafelyUnwrapped)
     }
 
     /// After a `.deferred` that found `discarding` set: the discard may already have

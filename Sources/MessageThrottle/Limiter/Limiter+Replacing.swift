@@ -50,10 +50,13 @@ extension Limiter {
     func receiveKept(at now: ThrottleInstant, making make: () -> Payload) -> (verdict: Verdict, displaced: Payload?) {
         // Inside a window that only replaces the held payload, the payload is swapped in
         // without the lock.
-        var made: Payload? = nil
-        if movesAsWord, let displaced = replacing(at: now, making: make, made: &made) {
+        // The payload made but not swapped in travels as its bits: an Optional payload local
+        // here would cost a release (of nil) on the swap's return.
+        var madeWord: UInt = 0
+        if movesAsWord, let displaced = replacing(at: now, making: make, made: &madeWord) {
             return (.deferred, displaced)
         }
+        var made: Payload? = madeWord == 0 ? nil : Self.payload(fromWord: madeWord)
         var (verdict, action) = locked { s in
             if s.latest < now { s.latest = now }
             let result = s.machine.messageArrived(at: s.latest, making: { made.take() ?? make() })
@@ -70,12 +73,13 @@ extension Limiter {
 
     /// A message at `now` inside a replacing window: makes its payload (outside the lock) and
     /// swaps it in. Returns the payload it displaced; nil when the window is not (or no longer)
-    /// replacing, leaving the payload it made, if any, in `made` for the locked path.
+    /// replacing, leaving the payload it made, if any, in `made` (its bits, 0 for none) for
+    /// the locked path.
     /// Linearized at the compare-and-exchange, which also checks that the slot is still
     /// published and unchanged since the window's rules were read (a 16-bit generation in
     /// the first word's top bits tells one publication from the next).
     @inline(__always)
-    func replacing(at now: ThrottleInstant, making make: () -> Payload, made: inout Payload?) -> Payload? {
+    func replacing(at now: ThrottleInstant, making make: () -> Payload, made: inout UInt) -> Payload? {
         var seen = slot.load(ordering: .acquiring)
         guard seen.first != 0 else { return nil }
         var word: UInt = 0
@@ -99,7 +103,7 @@ extension Limiter {
             seen = current
             if seen.first == 0 { break }
         }
-        if word != 0 { made = Self.payload(fromWord: word) }
+        made = word
         return nil
     }
 
