@@ -2,19 +2,26 @@ import CShims
 import Glibc
 import Synchronization
 
-/// Per-call bookkeeping, on the entry's stack: what a `HookContext` points at.
+/// Per-call bookkeeping, on the entry's stack: what a `HookContext` points at. Small: a word
+/// call writes it on every call (`HookWordCall`).
+@usableFromInline
 struct HookCallState {
     /// The class's chain, and a per-object entry's own chain merged after it.
     let chainRef: Unmanaged<HookChain>
     let innerRef: Unmanaged<HookChain>?
-    /// The call's frame.
-    let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    /// The call's argument vector; nil in a word call until something asks for it
+    /// (`HookContext.arguments`).
+    var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    /// The return storage (a word call's is its block's return words).
     let returnStorage: UnsafeMutableRawPointer
-    var insteadIndex = 0
-    /// The class chain's instead-hooks, and those of both chains, counted once per call.
-    var outerInsteadCount = 0
-    var insteadCount = 0
+    /// The next instead hook to run, counted over both chains.
+    var insteadIndex: UInt32 = 0
+    /// The instead hooks of both chains, and of the class's chain alone (at most 65,535 each).
+    @usableFromInline var insteadCount: UInt32 = 0
+    @usableFromInline var outerInsteadCount: UInt32 = 0
     var proceeded = false
+    /// Whether this state heads a word call's block (`HookWordCall`): the argument words follow.
+    var isWordCall = false
 }
 
 /// An immutable list of hooks for one method, replaced whole on every change. One allocation
@@ -87,11 +94,12 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         let hasOnce = [before.contains { $0.once != nil }, instead.contains { $0.once != nil },
                        after.contains { $0.once != nil }].contains(true)
         let first = before.isEmpty && after.isEmpty && !hasOnce
-            ? instead.first.map { Unmanaged.passRetained(InsteadBody($0.body)) } : nil
+            ? instead.first.map { Unmanaged.passRetained(InsteadBody($0.body, insteadCount: instead.count)) } : nil
         let header = Header(selector: selector, next: next, beforeCount: UInt16(before.count),
                             insteadCount: UInt16(instead.count), afterCount: UInt16(after.count),
                             hasOnce: hasOnce, firstInstead: first)
         let chain = unsafeDowncast(create(minimumCapacity: header.total) { _ in header }, to: HookChain.self)
+        first?._withUnsafeGuaranteedRef { $0.chainBits = UInt(bitPattern: Unmanaged.passUnretained(chain).toOpaque()) }
         chain.withUnsafeMutablePointerToElements { p in
             var q = p
             for part in [Array(before), Array(instead), Array(after)] {
@@ -189,10 +197,20 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
 }
 
 /// A hook body held by a `let`: called through a guaranteed reference to the box, Swift does
-/// not retain the body's context (it does for a closure loaded from the chain's entries).
+/// not retain the body's context (it does for a closure loaded from the chain's entries). It
+/// names its chain and the chain's instead count, so a caller that reads the box alone (a
+/// word call: `MethodHook.firstInsteadBits`) sees one consistent chain.
 final class InsteadBody {
     let body: HookRegistry.Body
-    init(_ body: @escaping HookRegistry.Body) { self.body = body }
+    let insteadCount: Int
+    /// The chain that holds this box, unretained (set once, before the chain is published).
+    fileprivate(set) var chainBits: UInt = 0
+    init(_ body: @escaping HookRegistry.Body, insteadCount: Int) {
+        self.body = body
+        self.insteadCount = insteadCount
+    }
+
+    var chainRef: Unmanaged<HookChain> { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: chainBits).unsafelyUnwrapped) }
 
     /// Runs the body of the box `ref` (kept by its chain, which the read section keeps).
     @inline(__always)

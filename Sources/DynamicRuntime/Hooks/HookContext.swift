@@ -11,7 +11,7 @@ public struct HookContext {
     // as the call (and so the context) lives. The call path reads them as guaranteed
     // references, which costs no retain.
     let hookRef: Unmanaged<MethodHook>
-    let state: UnsafeMutablePointer<HookCallState>
+    @usableFromInline let state: UnsafeMutablePointer<HookCallState>
 
     /// A context for the call whose state `state` holds.
     init(hook: Unmanaged<MethodHook>, state: UnsafeMutablePointer<HookCallState>) {
@@ -22,7 +22,11 @@ public struct HookContext {
     var chainRef: Unmanaged<HookChain> { state.pointee.chainRef }
     /// A per-object entry's own chain, merged position by position after the class's `chain`.
     var innerRef: Unmanaged<HookChain>? { state.pointee.innerRef }
-    var arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?> { state.pointee.arguments }
+    /// The call's argument vector (a word call builds it on first use).
+    var arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+        if let argv = state.pointee.argv { return argv }
+        return HookWordCall.argumentVector(state)
+    }
     var returnStorage: UnsafeMutableRawPointer { state.pointee.returnStorage }
 
     var hook: MethodHook { hookRef.takeUnretainedValue() }
@@ -30,7 +34,11 @@ public struct HookContext {
     var inner: HookChain? { innerRef?.takeUnretainedValue() }
 
     /// The receiver.
-    public var target: ObjectRef { ObjectRef(arguments[0]!.load(as: sf_id?.self)) }
+    public var target: ObjectRef {
+        let s = state
+        if s.pointee.isWordCall { return ObjectRef(word: HookWordCall.words(s).pointee) }
+        return ObjectRef(s.pointee.argv.unsafelyUnwrapped[0]!.load(as: sf_id?.self))
+    }
     /// The selector that was sent.
     public var selector: Selector { hook.selector }
     /// The method's types.
@@ -39,6 +47,7 @@ public struct HookContext {
     public var originalImplementation: IMP { hook.currentOriginal() }
     /// Whether the receiver has instead hooks of its own on this method, which run inside this
     /// class hook's (an engine's instance rule takes precedence over its class rule).
+    @inlinable
     package var receiverHasOwnInsteadHooks: Bool { state.pointee.insteadCount > state.pointee.outerInsteadCount }
     /// Whether the original (or the next instead-hook) has run for this call.
     public var didProceed: Bool { state.pointee.proceeded }
@@ -58,8 +67,21 @@ public struct HookContext {
     public func proceed() throws(RuntimeError) {
         // The last instead hook proceeding (the common case) reaches the original from here.
         let s = state
-        if _fastPath(s.pointee.insteadIndex >= s.pointee.insteadCount) { return try callOriginal() }
-        try proceedToNextHook()
+        guard _fastPath(s.pointee.insteadIndex >= s.pointee.insteadCount) else { return try proceedToNextHook() }
+        // A word call whose original takes whole words: called with them, its result in the
+        // first return word (harmless for a void method: nothing reads it).
+        let plain = hookRef._withUnsafeGuaranteedRef { $0.wordOriginalBits.load(ordering: .acquiring) }
+        guard _fastPath(s.pointee.isWordCall && plain != 0) else { return try callOriginalOutOfLine() }
+        s.pointee.proceeded = true
+        let w = HookWordCall.words(s)
+        typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
+        w[5] = unsafeBitCast(plain, to: Words.self)(w[0], w[1], w[2], w[3], w[4])
+        if _slowPath(sf_get_pending_error() != nil) { try Runtime.rethrowPending() }
+    }
+
+    @inline(never)
+    private func callOriginalOutOfLine() throws(RuntimeError) {
+        try callOriginal()
     }
 
     @inline(never)
@@ -68,10 +90,10 @@ public struct HookContext {
         // passed over. The chains are read in place: no retain per call.
         let s = state
         while true {
-            let next = s.pointee.insteadIndex
+            let next = Int(s.pointee.insteadIndex)
             guard next < s.pointee.insteadCount else { return try callOriginal() }
-            s.pointee.insteadIndex = next + 1
-            let outer = s.pointee.outerInsteadCount
+            s.pointee.insteadIndex = UInt32(next + 1)
+            let outer = Int(s.pointee.outerInsteadCount)
             let chain = HookChain.shape(next < outer ? chainRef : innerRef.unsafelyUnwrapped)
             let at = chain.entries + chain.before + (next < outer ? next : next - outer)
             if try HookChain.Entry.run(at, self, hasOnce: chain.hasOnce) { return }

@@ -71,11 +71,7 @@ extension MethodHook {
     func runWords(_ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) throws(RuntimeError) -> UInt64 {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        // The frame's return words start at zero: the chain's cleared return storage.
-        let me = Unmanaged.passUnretained(self)
-        return try withIntegerRegisterFrame(a0, a1, a2, a3, a4) { (ret, args) throws(RuntimeError) in
-            try MethodHook.runSent(me, receiver: a0, ret, args)
-        }
+        return try MethodHook.runWordCall(Unmanaged.passUnretained(self), a0, a1, a2, a3, a4)
     }
 }
 

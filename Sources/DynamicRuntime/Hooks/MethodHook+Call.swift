@@ -68,6 +68,7 @@ extension MethodHook {
         } else if let record {
             storeOriginal(record.imp)
         } else {
+            wordOriginalBits.store(0, ordering: .releasing)
             originalBodyBits.store(0, ordering: .releasing)
             originalBits.store(0, ordering: .releasing)
         }
@@ -83,9 +84,10 @@ extension MethodHook {
         clearReturn(ret)
         let outer = HookChain.shape(chainRef)
         let innerInstead = innerRef.map { HookChain.shape($0).instead } ?? 0
-        var state = HookCallState(chainRef: chainRef, innerRef: innerRef, arguments: args, returnStorage: ret,
-                                  outerInsteadCount: outer.instead, insteadCount: outer.instead + innerInstead)
-        try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
+        var state = HookCallState(chainRef: chainRef, innerRef: innerRef, argv: args, returnStorage: ret,
+                                  insteadCount: UInt32(outer.instead + innerInstead), outerInsteadCount: UInt32(outer.instead))
+        // The state is written by this code only: no stack protector.
+        try _withUnprotectedUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
             let ctx = HookContext(hook: Unmanaged.passUnretained(self), state: p)
             do throws(RuntimeError) {
                 // The common chain is instead-hooks only: no before or after loop to set up, and

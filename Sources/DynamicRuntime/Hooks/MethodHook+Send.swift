@@ -1,8 +1,10 @@
 import CShims
 
-// A typed send to a hooked method: the method record names its hook (`MethodRecord.hookWord`),
-// and the send runs the hook's chain over its argument words itself — no trampoline, no
-// closure box or word body in between, no second read section (the send holds one).
+// A call of a hooked method over integer-register words: a typed send (the method record
+// names its hook, `MethodRecord.hookWord`) or a C caller through the register entry. The
+// words and the call's state share one stack block; no argument vector is built unless a
+// hook asks for one (`HookContext.arguments`), and `proceed()` calls an original of whole
+// words straight from the words.
 
 /// A typed send's hook branch (read section held): runs the hook `bits` over the receiver,
 /// selector and (up to three) argument words and returns the return register's word; nil when the hook's
@@ -13,28 +15,11 @@ import CShims
 func hookSendWords(_ bits: UInt, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64) throws(RuntimeError) -> UInt64? {
     let hook = Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
     guard hook._withUnsafeGuaranteedRef({ $0.takesWords }) else { return nil }
-    // The integer-register frame: five argument words, the return words (zero: the chain's
-    // cleared return storage), and the argument vector pointing at them.
-    var frame = HookWordFrame(words: (o, s, a, b, c, 0, 0), argv: (nil, nil, nil, nil, nil))
-    // The closure does not throw (a throwing one is not inlined here): an error leaves it boxed
-    // (allocated only then) in a plain word.
-    var failure: UnsafeMutableRawPointer? = nil
-    withUnsafeMutablePointer(to: &frame) { f in
-        let base = UnsafeMutableRawPointer(f)
-        let argv = (base + HookWordFrame.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        argv.initialize(to: base)
-        (argv + 1).initialize(to: base + 8)
-        (argv + 2).initialize(to: base + 16)
-        (argv + 3).initialize(to: base + 24)
-        (argv + 4).initialize(to: base + 32)
-        do throws(RuntimeError) {
-            try MethodHook.runSent(hook, receiver: o, base + 40, argv)
-        } catch {
-            failure = Unmanaged.passRetained(PendingError(error)).toOpaque()
-        }
+    do throws(RuntimeError) {
+        return try MethodHook.runWordCall(hook, o, s, a, b, c)
+    } catch {
+        throw recordedHookFailure(error)
     }
-    if let failure { throw recordedHookFailure(Unmanaged<PendingError>.fromOpaque(failure).takeRetainedValue().error) }
-    return frame.words.5
 }
 
 @inline(never)
@@ -43,48 +28,123 @@ private func recordedHookFailure(_ error: RuntimeError) -> RuntimeError {
     return error
 }
 
-/// What `hookSendWords` lays out on its stack.
-struct HookWordFrame {
-    var words: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64)
-    var argv: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
-               UnsafeMutableRawPointer?)
-    static var argvOffset: Int { MemoryLayout<HookWordFrame>.offset(of: \.argv)! }
+/// The stack block of a word call: the `HookCallState`, then five argument words and two
+/// return words (zero: the chain's cleared return storage), then room for an argument vector
+/// over the words, filled on first use. Only the state and the words are written per call.
+enum HookWordCall {
+    static var wordsOffset: Int { (MemoryLayout<HookCallState>.size + 7) & ~7 }
+    static var returnOffset: Int { wordsOffset + 40 }
+    static var argvOffset: Int { wordsOffset + 56 }
+    static var size: Int { argvOffset + 40 }
+
+    /// The argument words of the word call whose state `state` is.
+    @inline(__always)
+    static func words(_ state: UnsafeMutablePointer<HookCallState>) -> UnsafeMutablePointer<UInt64> {
+        (UnsafeMutableRawPointer(state) + wordsOffset).assumingMemoryBound(to: UInt64.self)
+    }
+
+    /// The word call's argument vector, built now (over its words) if nothing asked before.
+    @inline(never)
+    static func argumentVector(_ state: UnsafeMutablePointer<HookCallState>) -> UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+        if let argv = state.pointee.argv { return argv }
+        let base = UnsafeMutableRawPointer(state)
+        let argv = (base + argvOffset).bindMemory(to: UnsafeMutableRawPointer?.self, capacity: 5)
+        for i in 0..<5 { (argv + i).initialize(to: base + wordsOffset + 8 * i) }
+        state.pointee.argv = argv
+        return argv
+    }
+
+    /// Runs `body` over a block holding `state` and the words; returns the first return word.
+    /// The block is written by this code and read at fixed offsets (no stack protector), and
+    /// its argument vector is left unwritten until asked for.
+    @inline(__always)
+    static func with(_ chainRef: Unmanaged<HookChain>, inner: Unmanaged<HookChain>?, instead: Int, next: UInt32,
+                     _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64,
+                     _ body: (UnsafeMutablePointer<HookCallState>) -> Void) -> UInt64 {
+        _withUnprotectedUnsafeTemporaryAllocation(byteCount: size, alignment: 16) { block in
+            let base = block.baseAddress.unsafelyUnwrapped
+            let words = (base + wordsOffset).bindMemory(to: UInt64.self, capacity: 7)
+            words.initialize(to: o)
+            (words + 1).initialize(to: s)
+            (words + 2).initialize(to: a)
+            (words + 3).initialize(to: b)
+            (words + 4).initialize(to: c)
+            (words + 5).initialize(to: 0)
+            (words + 6).initialize(to: 0)
+            let p = base.bindMemory(to: HookCallState.self, capacity: 1)
+            p.initialize(to: HookCallState(chainRef: chainRef, innerRef: inner, argv: nil, returnStorage: base + returnOffset,
+                                           insteadIndex: next, insteadCount: UInt32(instead),
+                                           outerInsteadCount: UInt32(instead), isWordCall: true))
+            body(p)
+            return words[5]
+        }
+    }
 }
 
 extension MethodHook {
-    /// `run` for a caller that holds a read section already. An instead-only chain (no before
+    /// Runs the hook over argument words (receiver, selector, up to three more) and returns the
+    /// first return word; the caller holds a read section. An instead-only chain (no before
     /// or after hooks, no one-shot hook, not merged with another) is run here without the
-    /// general loop: its first hook is called from the chain's box, as `proceed()` would call
-    /// it. A hidden entry's chain (the receiver's own) takes the same path.
+    /// general loop: its first hook is called from the box the hook publishes, which names
+    /// its chain, as `proceed()` would call it. A hidden entry's chain (the receiver's own)
+    /// takes the same path when it is instead-only.
     @inline(__always)
-    static func runSent(_ hook: Unmanaged<MethodHook>, receiver: UInt64, _ ret: UnsafeMutableRawPointer,
-                        _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
+    static func runWordCall(_ hook: Unmanaged<MethodHook>, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64) throws(RuntimeError) -> UInt64 {
         var target = hook
-        var (chainRef, hidden) = hook._withUnsafeGuaranteedRef { ($0.chainRef, $0.isHidden) }
-        var inner: Unmanaged<HookChain>? = nil
-        if hidden {
-            (target, chainRef, inner) = hook._withUnsafeGuaranteedRef {
-                // The receiver as it arrived, not read back from the frame just written.
-                $0.hiddenCall(chainRef, receiver: sf_id(bitPattern: UInt(receiver)))
+        let (box, hidden) = hook._withUnsafeGuaranteedRef { ($0.firstInsteadBits.load(ordering: .acquiring), $0.isHidden) }
+        let first: Unmanaged<InsteadBody>
+        let chainRef: Unmanaged<HookChain>
+        let instead: Int
+        if _fastPath(box != 0 && !hidden) {
+            first = Unmanaged<InsteadBody>.fromOpaque(UnsafeRawPointer(bitPattern: box).unsafelyUnwrapped)
+            (chainRef, instead) = first._withUnsafeGuaranteedRef { ($0.chainRef, $0.insteadCount) }
+        } else {
+            var chain = hook._withUnsafeGuaranteedRef { $0.chainRef }
+            var inner: Unmanaged<HookChain>? = nil
+            if hidden {
+                (target, chain, inner) = hook._withUnsafeGuaranteedRef {
+                    $0.hiddenCall(chain, receiver: sf_id(bitPattern: UInt(o)))
+                }
             }
-        }
-        let shape = HookChain.shape(chainRef)
-        guard inner == nil, let first = shape.firstInstead else {
-            return try withGuaranteed(target) { (h) throws(RuntimeError) in
-                try h.run(chainRef, inner: inner, ret, args)
+            let shape = HookChain.shape(chain)
+            guard inner == nil, let f = shape.firstInstead else {
+                return try runWordCallGenerally(target, chain, inner, o, s, a, b, c)
             }
+            (first, chainRef, instead) = (f, chain, shape.instead)
         }
-        // The return storage is the frame's, already zero.
-        var state = HookCallState(chainRef: chainRef, innerRef: nil, arguments: args, returnStorage: ret, insteadIndex: 1,
-                                  outerInsteadCount: shape.instead, insteadCount: shape.instead)
-        try withUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
-            let ctx = HookContext(hook: target, state: p)
+        // The body's error leaves the block boxed (allocated only then) in a plain word.
+        var failure: UnsafeMutableRawPointer? = nil
+        let r = HookWordCall.with(chainRef, inner: nil, instead: instead, next: 1, o, s, a, b, c) { state in
+            let ctx = HookContext(hook: target, state: state)
             do throws(RuntimeError) {
                 try InsteadBody.call(first, ctx)
             } catch {
                 ctx.releaseReturnObject()
-                throw error
+                failure = Unmanaged.passRetained(PendingError(error)).toOpaque()
             }
         }
+        if let failure { throw Unmanaged<PendingError>.fromOpaque(failure).takeRetainedValue().error }
+        return r
+    }
+
+    /// A word call of any other chain (before or after hooks, a one-shot hook, merged chains):
+    /// the general loop over an argument vector into the words.
+    @inline(never)
+    static func runWordCallGenerally(_ target: Unmanaged<MethodHook>, _ chainRef: Unmanaged<HookChain>,
+                                     _ inner: Unmanaged<HookChain>?, _ o: UInt64, _ s: UInt64, _ a: UInt64,
+                                     _ b: UInt64, _ c: UInt64) throws(RuntimeError) -> UInt64 {
+        var failure: UnsafeMutableRawPointer? = nil
+        // The general loop counts its chains itself (`run`): this state only holds the block.
+        let r = HookWordCall.with(chainRef, inner: inner, instead: 0, next: 0, o, s, a, b, c) { state in
+            let args = HookWordCall.argumentVector(state)
+            let ret = state.pointee.returnStorage
+            do throws(RuntimeError) {
+                try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(chainRef, inner: inner, ret, args) }
+            } catch {
+                failure = Unmanaged.passRetained(PendingError(error)).toOpaque()
+            }
+        }
+        if let failure { throw Unmanaged<PendingError>.fromOpaque(failure).takeRetainedValue().error }
+        return r
     }
 }

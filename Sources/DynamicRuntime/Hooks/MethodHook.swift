@@ -13,12 +13,20 @@ final class MethodHook: @unchecked Sendable {
     // typed send reaches the hook from its method record):
     /// The current immutable chain, retained; replaced whole (lock held), the old one retired.
     private let chainBits = Atomic<UInt>(0)
+    /// The current chain's first-instead box (`InsteadBody`, which names its chain), or 0 when
+    /// the chain is not instead-only: a word call reads the box and the chain from it, one
+    /// dependent load fewer than through the chain's header.
+    let firstInsteadBits = Atomic<UInt>(0)
     /// The original IMP (0 while inherited: looked up in the superclass on each call).
     let originalBits = Atomic<UInt>(0)
     /// The Swift closure whose own entry `originalBits` is, or 0 (decided when the original is
     /// published, not per call): its body runs on the caller's argument vector. Unretained: the
     /// published box keeps it until a grace period after it is replaced.
     let originalBodyBits = Atomic<UInt>(0)
+    /// `originalBits` again when the original can be called as a plain C function of five
+    /// whole words (wide arguments, no object return, not a closure that can throw), else 0:
+    /// what `proceed()` calls from a word call.
+    let wordOriginalBits = Atomic<UInt>(0)
     /// True when the class did not define the method itself: the original is looked up in
     /// the superclass on each call, so later changes there are honoured (lock held).
     var inherited: Bool
@@ -99,6 +107,8 @@ final class MethodHook: @unchecked Sendable {
         }
         originalBodyBits.store(body.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0, ordering: .releasing)
         originalBits.store(unsafeBitCast(imp.pointer, to: UInt.self), ordering: .releasing)
+        let plain = wideArguments != 0 && !returnsObject && (body == nil || body!.entersAsPlainFunction)
+        wordOriginalBits.store(plain ? unsafeBitCast(imp.pointer, to: UInt.self) : 0, ordering: .releasing)
     }
 
     /// The current chain, unretained (in a read section, or lock held).
@@ -130,6 +140,8 @@ final class MethodHook: @unchecked Sendable {
     func publish(_ new: HookChain) {
         Runtime.state.lock.assertHeld()
         let old = chainBits.exchange(UInt(bitPattern: Unmanaged.passRetained(new).toOpaque()), ordering: .acquiringAndReleasing)
+        let first = new.withUnsafeMutablePointerToHeader { $0.pointee.firstInstead }
+        firstInsteadBits.store(first.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .releasing)
         Runtime.state.retire(releasing: UnsafeMutableRawPointer(bitPattern: old)!)
     }
 

@@ -33,6 +33,9 @@ final class ClosureIMP: @unchecked Sendable {
     /// An all-`Int` body at its own type (an `IntMethodBody<n>`, kept by `directBox`): the
     /// slot's thunk and typed sends call its closure directly, not through `wordBody`.
     @usableFromInline let direct: UnsafeRawPointer?
+    /// Whether the entry is a slot over a non-throwing `Int` body's thunk, which only moves
+    /// registers: callers may call it as a plain C function, no error can come back.
+    let entersAsPlainFunction: Bool
     private let directBox: AnyObject?
 
     /// A register entry chosen by the caller (a hook's): the slot loads `context` into the
@@ -54,6 +57,8 @@ final class ClosureIMP: @unchecked Sendable {
         self.wordBody = hasWordBody && wordBody != nil ? wordBody! : { _, _, _, _, _, _ in 0 }
         self.directBox = direct?.box
         self.direct = direct.map { UnsafeRawPointer(Unmanaged.passUnretained($0.box).toOpaque()) }
+        self.entersAsPlainFunction = trampolines && signature.storage.layout != nil && registerEntry == nil
+            && direct.map { $0.nonThrowing && $0.arity < 4 } == true
         if trampolines, let layout = signature.storage.layout {
             let code: UnsafeMutableRawPointer?
             let ints = Int(layout.pointee.int_only)
