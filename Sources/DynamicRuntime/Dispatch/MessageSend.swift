@@ -36,6 +36,19 @@ enum MessageSend {
             let visible = receiver.lookupStart == nil ? start : sf_object_isa(raw)
             return try matchedCall(m, raw, selector.raw, visible, words, count: count)
         }
+        return try typedLookup(raw, selector, start: start, key: key, words: words, count: count, exact: exact, args: args,
+                               values: values, store: store)
+    }
+
+    /// A typed send that is not a cache hit of its own key: the lookup, then the call or the
+    /// miss. Out of line, with the arguments by value: the closures that carry them are built
+    /// here, so the fast path above does not spill the arguments for them.
+    @inlinable @inline(never)
+    static func typedLookup<R: MessageReturn, Args>(
+        _ raw: sf_id, _ selector: Selector, start: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
+        count: Int, exact: Bool, args: Args, values: (Args) -> [any MessageArgument],
+        store: (Args, Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
         guard let cls = start, let method = sf_lookup_method(cls, selector.raw) else {
             return try typedMiss(raw, selector, cls: start, key: key, words: words, count: count, exact: exact,
                                  values: { values(args) }, store: { store(args, $0, $1) })
