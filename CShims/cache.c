@@ -47,6 +47,7 @@ void sf_cache_insert(sf_class_t cls, sf_sel sel, sf_method_t method) {
         }
         cache_put(n, sel, method);
         atomic_store_explicit(&cls->cache, n, memory_order_release);
+        atomic_store_explicit(&cls->cache_mask, n->mask, memory_order_release);
         if (c != &sf_empty_cache) sf_retire(c, free);
         return;
     }
@@ -69,6 +70,7 @@ void sf_cache_flush(sf_class_t cls) {
 
 void sf_cache_destroy(sf_class_t cls) {
     struct sf_cache *c = atomic_load_explicit(&cls->cache, memory_order_relaxed);
+    atomic_store_explicit(&cls->cache_mask, 0, memory_order_release);
     atomic_store_explicit(&cls->cache, &sf_empty_cache, memory_order_release);
     if (c != &sf_empty_cache) free(c);
 }

@@ -125,6 +125,7 @@ void sf_class_init(sf_class_t cls, sf_class_t isa, sf_class_t superclass, const 
     cls->superclass = superclass;
     atomic_init(&cls->cache, &sf_empty_cache);
     atomic_init(&cls->cache_seq, 0);
+    atomic_init(&cls->cache_mask, 0);
     cls->info = info;
     cls->name = name;
     cls->instance_size = instance_size;

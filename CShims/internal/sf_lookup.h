@@ -20,8 +20,9 @@ static inline uint32_t sf_sel_hash(sf_sel sel) { return sel->hash; }
  */
 static inline sf_method_t sf_cache_probe(sf_class_t cls, sf_sel sel) {
     uint32_t seq = atomic_load_explicit(&cls->cache_seq, memory_order_acquire);
+    // The mask first: a mask at most the cache's own keeps the probe inside the buckets.
+    uint32_t mask = atomic_load_explicit(&cls->cache_mask, memory_order_acquire);
     struct sf_cache *cache = atomic_load_explicit(&cls->cache, memory_order_acquire);
-    uint32_t mask = cache->mask;
     uint32_t i = sf_sel_hash(sel) & mask;
     sf_method_t found;
     for (;;) {

@@ -3,7 +3,8 @@ import Glibc
 import Synchronization
 
 /// Per-call bookkeeping, on the entry's stack: what a `HookContext` points at. Small: a word
-/// call writes it on every call (`HookWordCall`).
+/// call writes it on every call, and a word call's argument and return words follow it
+/// (`HookWordCall`).
 @usableFromInline
 struct HookCallState {
     /// The class's chain, and a per-object entry's own chain merged after it.
@@ -12,16 +13,49 @@ struct HookCallState {
     /// The call's argument vector; nil in a word call until something asks for it
     /// (`HookContext.arguments`).
     var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
-    /// The return storage (a word call's is its block's return words).
+    /// The return storage (a word call's is its block's first return word).
     let returnStorage: UnsafeMutableRawPointer
-    /// The next instead hook to run, counted over both chains.
-    var insteadIndex: UInt32 = 0
-    /// The instead hooks of both chains, and of the class's chain alone (at most 65,535 each).
-    @usableFromInline var insteadCount: UInt32 = 0
-    @usableFromInline var outerInsteadCount: UInt32 = 0
-    var proceeded = false
-    /// Whether this state heads a word call's block (`HookWordCall`): the argument words follow.
-    var isWordCall = false
+    @usableFromInline var progress: HookProgress
+
+    /// The argument words of a word call (then its two return words), after its state.
+    @inlinable @inline(__always)
+    static func words(_ state: UnsafeMutablePointer<HookCallState>) -> UnsafeMutablePointer<UInt64> {
+        (UnsafeMutableRawPointer(state) + MemoryLayout<HookCallState>.stride).assumingMemoryBound(to: UInt64.self)
+    }
+}
+
+/// A call's progress through its instead hooks, in one word (one store per call): the next
+/// instead hook (bits 0-19), the instead hooks of both chains (20-39) and of the class's chain
+/// alone (40-59), whether the original or the next hook ran (60), and whether the call is a
+/// word call (61). A chain holds at most 65,535 hooks at a position.
+@usableFromInline
+struct HookProgress {
+    @usableFromInline var bits: UInt64
+
+    @usableFromInline static var proceededBit: UInt64 { 1 << 60 }
+    @usableFromInline static var wordCallBit: UInt64 { 1 << 61 }
+
+    init(index: Int, insteadCount: Int, outerInsteadCount: Int, isWordCall: Bool) {
+        bits = UInt64(index) | UInt64(insteadCount) << 20 | UInt64(outerInsteadCount) << 40
+            | (isWordCall ? Self.wordCallBit : 0)
+    }
+
+    var index: UInt32 {
+        get { UInt32(truncatingIfNeeded: bits & 0xFFFFF) }
+        set { bits = bits & ~0xFFFFF | UInt64(newValue) }
+    }
+    @usableFromInline var insteadCount: UInt32 { UInt32(truncatingIfNeeded: bits >> 20 & 0xFFFFF) }
+    @usableFromInline var outerInsteadCount: UInt32 { UInt32(truncatingIfNeeded: bits >> 40 & 0xFFFFF) }
+    @inlinable var receiverHasOwnInsteadHooks: Bool { insteadCount > outerInsteadCount }
+    var isWordCall: Bool { bits & Self.wordCallBit != 0 }
+    @inlinable var proceeded: Bool {
+        get { bits & Self.proceededBit != 0 }
+        set { bits = newValue ? bits | Self.proceededBit : bits & ~Self.proceededBit }
+    }
+    /// A word call whose instead hooks have all run: `proceed()` reaches the original.
+    @inlinable var isLastInstead: Bool {
+        bits & Self.wordCallBit != 0 && bits & 0xFFFFF >= bits >> 20 & 0xFFFFF
+    }
 }
 
 /// An immutable list of hooks for one method, replaced whole on every change. One allocation

@@ -10,7 +10,7 @@ public struct HookContext {
     // Unretained: the trampoline keeps the hook, and the read section the chain, for as long
     // as the call (and so the context) lives. The call path reads them as guaranteed
     // references, which costs no retain.
-    let hookRef: Unmanaged<MethodHook>
+    @usableFromInline let hookRef: Unmanaged<MethodHook>
     @usableFromInline let state: UnsafeMutablePointer<HookCallState>
 
     /// A context for the call whose state `state` holds.
@@ -36,7 +36,7 @@ public struct HookContext {
     /// The receiver.
     public var target: ObjectRef {
         let s = state
-        if s.pointee.isWordCall { return ObjectRef(word: HookWordCall.words(s).pointee) }
+        if s.pointee.progress.isWordCall { return ObjectRef(word: HookCallState.words(s).pointee) }
         return ObjectRef(s.pointee.argv.unsafelyUnwrapped[0]!.load(as: sf_id?.self))
     }
     /// The selector that was sent.
@@ -48,9 +48,9 @@ public struct HookContext {
     /// Whether the receiver has instead hooks of its own on this method, which run inside this
     /// class hook's (an engine's instance rule takes precedence over its class rule).
     @inlinable
-    package var receiverHasOwnInsteadHooks: Bool { state.pointee.insteadCount > state.pointee.outerInsteadCount }
+    package var receiverHasOwnInsteadHooks: Bool { state.pointee.progress.receiverHasOwnInsteadHooks }
     /// Whether the original (or the next instead-hook) has run for this call.
-    public var didProceed: Bool { state.pointee.proceeded }
+    public var didProceed: Bool { state.pointee.progress.proceeded }
 
     /// The return value so far, as a dynamic value.
     @available(*, deprecated, renamed: "returnValue")
@@ -64,23 +64,24 @@ public struct HookContext {
     }
 
     /// Runs the next instead-hook, or the original; the result lands in the return value.
+    @inlinable
     public func proceed() throws(RuntimeError) {
-        // The last instead hook proceeding (the common case) reaches the original from here.
+        // Inlined into the hook body: the last instead hook of a word call proceeding to an
+        // original of whole words (the common case) calls it with the words, no frame of its own.
         let s = state
-        guard _fastPath(s.pointee.insteadIndex >= s.pointee.insteadCount) else { return try proceedToNextHook() }
-        // A word call whose original takes whole words: called with them, its result in the
-        // first return word (harmless for a void method: nothing reads it).
         let plain = hookRef._withUnsafeGuaranteedRef { $0.wordOriginalBits.load(ordering: .acquiring) }
-        guard _fastPath(s.pointee.isWordCall && plain != 0) else { return try callOriginalOutOfLine() }
-        s.pointee.proceeded = true
-        let w = HookWordCall.words(s)
+        guard _fastPath(s.pointee.progress.isLastInstead && plain != 0) else { return try proceedGenerally() }
+        s.pointee.progress.proceeded = true
+        let w = HookCallState.words(s)
         typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
         w[5] = unsafeBitCast(plain, to: Words.self)(w[0], w[1], w[2], w[3], w[4])
         if _slowPath(sf_get_pending_error() != nil) { try Runtime.rethrowPending() }
     }
 
-    @inline(never)
-    private func callOriginalOutOfLine() throws(RuntimeError) {
+    /// `proceed()` of any other call: the next instead hook, or the original.
+    @usableFromInline @inline(never)
+    func proceedGenerally() throws(RuntimeError) {
+        if state.pointee.progress.index < state.pointee.progress.insteadCount { return try proceedToNextHook() }
         try callOriginal()
     }
 
@@ -90,10 +91,10 @@ public struct HookContext {
         // passed over. The chains are read in place: no retain per call.
         let s = state
         while true {
-            let next = Int(s.pointee.insteadIndex)
-            guard next < s.pointee.insteadCount else { return try callOriginal() }
-            s.pointee.insteadIndex = UInt32(next + 1)
-            let outer = Int(s.pointee.outerInsteadCount)
+            let next = Int(s.pointee.progress.index)
+            guard next < s.pointee.progress.insteadCount else { return try callOriginal() }
+            s.pointee.progress.index = UInt32(next + 1)
+            let outer = Int(s.pointee.progress.outerInsteadCount)
             let chain = HookChain.shape(next < outer ? chainRef : innerRef.unsafelyUnwrapped)
             let at = chain.entries + chain.before + (next < outer ? next : next - outer)
             if try HookChain.Entry.run(at, self, hasOnce: chain.hasOnce) { return }
@@ -109,7 +110,7 @@ public struct HookContext {
     /// with a word body: decided when it was published) is called here; the rest out of line.
     @inline(__always)
     private func callOriginal() throws(RuntimeError) {
-        state.pointee.proceeded = true
+        state.pointee.progress.proceeded = true
         // A per-object entry's original (the visible class's method) is published in its hook
         // as a class hook's is (`resolveInherited`).
         let (imp, body, wide, wideReturn, returnsObject) = hookRef._withUnsafeGuaranteedRef {

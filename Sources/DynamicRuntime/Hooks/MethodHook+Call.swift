@@ -85,7 +85,8 @@ extension MethodHook {
         let outer = HookChain.shape(chainRef)
         let innerInstead = innerRef.map { HookChain.shape($0).instead } ?? 0
         var state = HookCallState(chainRef: chainRef, innerRef: innerRef, argv: args, returnStorage: ret,
-                                  insteadCount: UInt32(outer.instead + innerInstead), outerInsteadCount: UInt32(outer.instead))
+                                  progress: HookProgress(index: 0, insteadCount: outer.instead + innerInstead,
+                                                         outerInsteadCount: outer.instead, isWordCall: false))
         // The state is written by this code only: no stack protector.
         try _withUnprotectedUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
             let ctx = HookContext(hook: Unmanaged.passUnretained(self), state: p)
@@ -94,10 +95,10 @@ extension MethodHook {
                 // the first instead hook is called as `proceed()` would call it.
                 if outer.before == 0, outer.after == 0, innerRef == nil {
                     if let first = outer.firstInstead {
-                        p.pointee.insteadIndex = 1
+                        p.pointee.progress.index = 1
                         try InsteadBody.call(first, ctx)
                     } else if outer.instead != 0, !outer.hasOnce {
-                        p.pointee.insteadIndex = 1
+                        p.pointee.progress.index = 1
                         try HookChain.Entry.call(outer.entries, ctx)
                     } else {
                         try ctx.proceed()

@@ -32,16 +32,10 @@ private func recordedHookFailure(_ error: RuntimeError) -> RuntimeError {
 /// return words (zero: the chain's cleared return storage), then room for an argument vector
 /// over the words, filled on first use. Only the state and the words are written per call.
 enum HookWordCall {
-    static var wordsOffset: Int { (MemoryLayout<HookCallState>.size + 7) & ~7 }
+    static var wordsOffset: Int { MemoryLayout<HookCallState>.stride }
     static var returnOffset: Int { wordsOffset + 40 }
     static var argvOffset: Int { wordsOffset + 56 }
     static var size: Int { argvOffset + 40 }
-
-    /// The argument words of the word call whose state `state` is.
-    @inline(__always)
-    static func words(_ state: UnsafeMutablePointer<HookCallState>) -> UnsafeMutablePointer<UInt64> {
-        (UnsafeMutableRawPointer(state) + wordsOffset).assumingMemoryBound(to: UInt64.self)
-    }
 
     /// The word call's argument vector, built now (over its words) if nothing asked before.
     @inline(never)
@@ -58,7 +52,7 @@ enum HookWordCall {
     /// The block is written by this code and read at fixed offsets (no stack protector), and
     /// its argument vector is left unwritten until asked for.
     @inline(__always)
-    static func with(_ chainRef: Unmanaged<HookChain>, inner: Unmanaged<HookChain>?, instead: Int, next: UInt32,
+    static func with(_ chainRef: Unmanaged<HookChain>, inner: Unmanaged<HookChain>?, instead: Int, next: Int,
                      _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64,
                      _ body: (UnsafeMutablePointer<HookCallState>) -> Void) -> UInt64 {
         _withUnprotectedUnsafeTemporaryAllocation(byteCount: size, alignment: 16) { block in
@@ -73,8 +67,8 @@ enum HookWordCall {
             (words + 6).initialize(to: 0)
             let p = base.bindMemory(to: HookCallState.self, capacity: 1)
             p.initialize(to: HookCallState(chainRef: chainRef, innerRef: inner, argv: nil, returnStorage: base + returnOffset,
-                                           insteadIndex: next, insteadCount: UInt32(instead),
-                                           outerInsteadCount: UInt32(instead), isWordCall: true))
+                                           progress: HookProgress(index: next, insteadCount: instead,
+                                                                  outerInsteadCount: instead, isWordCall: true)))
             body(p)
             return words[5]
         }

@@ -26,7 +26,7 @@ final class MethodHook: @unchecked Sendable {
     /// `originalBits` again when the original can be called as a plain C function of five
     /// whole words (wide arguments, no object return, not a closure that can throw), else 0:
     /// what `proceed()` calls from a word call.
-    let wordOriginalBits = Atomic<UInt>(0)
+    @usableFromInline let wordOriginalBits = Atomic<UInt>(0)
     /// True when the class did not define the method itself: the original is looked up in
     /// the superclass on each call, so later changes there are honoured (lock held).
     var inherited: Bool
