@@ -12,7 +12,7 @@ struct HookCallState {
     let innerRef: Unmanaged<HookChain>?
     /// The call's argument vector; nil in a word call until something asks for it
     /// (`HookContext.arguments`).
-    var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    @usableFromInline var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
     /// The return storage (a word call's is its block's first return word).
     let returnStorage: UnsafeMutableRawPointer
     @usableFromInline var progress: HookProgress
@@ -47,7 +47,7 @@ struct HookProgress {
     @usableFromInline var insteadCount: UInt32 { UInt32(truncatingIfNeeded: bits >> 20 & 0xFFFFF) }
     @usableFromInline var outerInsteadCount: UInt32 { UInt32(truncatingIfNeeded: bits >> 40 & 0xFFFFF) }
     @inlinable var receiverHasOwnInsteadHooks: Bool { insteadCount > outerInsteadCount }
-    var isWordCall: Bool { bits & Self.wordCallBit != 0 }
+    @inlinable var isWordCall: Bool { bits & Self.wordCallBit != 0 }
     @inlinable var proceeded: Bool {
         get { bits & Self.proceededBit != 0 }
         set { bits = newValue ? bits | Self.proceededBit : bits & ~Self.proceededBit }

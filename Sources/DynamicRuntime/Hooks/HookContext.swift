@@ -34,13 +34,15 @@ public struct HookContext {
     var inner: HookChain? { innerRef?.takeUnretainedValue() }
 
     /// The receiver.
+    @inlinable
     public var target: ObjectRef {
         let s = state
         if s.pointee.progress.isWordCall { return ObjectRef(word: HookCallState.words(s).pointee) }
         return ObjectRef(s.pointee.argv.unsafelyUnwrapped[0]!.load(as: sf_id?.self))
     }
     /// The selector that was sent.
-    public var selector: Selector { hook.selector }
+    @inlinable
+    public var selector: Selector { hookRef._withUnsafeGuaranteedRef { $0.selector } }
     /// The method's types.
     public var signature: Signature { hook.signature }
     /// The implementation the hook wraps (resolved now, for an inherited method).

@@ -7,7 +7,7 @@ import Synchronization
 @usableFromInline
 final class MethodHook: @unchecked Sendable {
     let cls: RuntimeClass
-    let selector: Selector
+    @usableFromInline let selector: Selector
     let signature: Signature
     // What the call path reads on every call, inline so that it is one load from the hook (the
     // typed send reaches the hook from its method record):

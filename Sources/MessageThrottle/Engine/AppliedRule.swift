@@ -97,7 +97,10 @@ final class AppliedRule: @unchecked Sendable {
         }
     }
 
-    /// The hook body: decide, then perform now, drop, or keep the call for later.
+    /// The hook body: decide, then perform now, drop, or keep the call for later. Inlined into
+    /// the hook's closure as far as the decisions made without the lock (a dropped call, a
+    /// call performed at once); a call the limiter may keep goes on in `handleKept`.
+    @inline(__always)
     func handle(_ ctx: HookContext) throws {
         if PerformingCall.isActive(ctx, decidedFor: self) {
             // An instance rule, a nearer level's rule that performs or replays this call, or
@@ -118,11 +121,26 @@ final class AppliedRule: @unchecked Sendable {
         }
         // The limiter decides first and asks for a record only if it keeps the call: a call
         // performed now or dropped inside its window copies and retains nothing.
+        let now = limiter.now
+        switch limiter.shortcut(at: now) {
+        case .performNow?:
+            try perform(ctx)
+        case .dropped?:
+            if rule.suppressesToValue { try writeSuppressedReturn(ctx) }
+        case .deferred?, nil:
+            try handleKept(ctx, at: now)
+        }
+    }
+
+    /// A message the limiter may keep: judged under its lock (or swapped into its slot), its
+    /// record made only if kept.
+    @inline(never)
+    private func handleKept(_ ctx: HookContext, at now: ThrottleInstant) throws {
         // The closure holds the state unretained (a trivial capture): captured strongly, the
         // specialized `receive` would retain and release it per call, and the state's retains
         // are slow ones (it has a side table).
         let me = Unmanaged.passUnretained(self)
-        var (verdict, displaced) = limiter.receive(making: {
+        var (verdict, displaced) = limiter.receiveKept(at: now, making: {
             var record = me._withUnsafeGuaranteedRef { $0.spare.exchange(nil, ordering: .acquiring) }
                 .map { Invocation.fromRetainedWord($0) }
             ctx.capture(intoSpare: &record)
@@ -181,12 +199,15 @@ final class AppliedRule: @unchecked Sendable {
         }
     }
 
+    @inline(__always)
     private func perform(_ ctx: HookContext) throws {
-        try PerformingCall.with(ctx.target, ctx.selector, by: self) { try ctx.proceed() }
-        if rule.keepsLastResult {
-            let value = ctx.returnValue
-            shared.withLock { $0.lastResult = value }
-        }
+        try PerformingCall.with(ctx.target, ctx.selector, by: self) { () throws(RuntimeError) in try ctx.proceed() }
+        if rule.keepsLastResult { keepLastResult(ctx.returnValue) }
+    }
+
+    @inline(never)
+    private func keepLastResult(_ value: DynamicValue) {
+        shared.withLock { $0.lastResult = value }
     }
 
     /// Performs a held message (on the executor, or on a flushing thread).

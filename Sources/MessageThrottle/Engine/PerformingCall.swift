@@ -40,11 +40,13 @@ enum PerformingCall {
     }
 
     /// Runs `body` marked as `performer`'s own performance of `object`'s `selector`.
-    static func with<T>(_ object: ObjectRef, _ selector: Selector, by performer: AppliedRule,
-                        _ body: () throws -> T) rethrows -> T {
+    @inline(__always)
+    static func with<T, E: Error>(_ object: ObjectRef, _ selector: Selector, by performer: AppliedRule,
+                                  _ body: () throws(E) -> T) throws(E) -> T {
         var marker = Marker(object: object.raw.map(UnsafeMutableRawPointer.init), selector: selector,
                             performer: Unmanaged.passUnretained(performer), previous: sf_throttle_performing_top())
-        return try withUnsafeMutablePointer(to: &marker) { p in
+        // Linked from a thread-local and read only by this thread's own code: no stack protector.
+        return try _withUnprotectedUnsafeMutablePointer(to: &marker) { (p) throws(E) in
             sf_throttle_set_performing_top(p)
             defer { sf_throttle_set_performing_top(p.pointee.previous) }
             return try body()

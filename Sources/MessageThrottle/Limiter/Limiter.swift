@@ -200,12 +200,19 @@ public final class Limiter<Payload>: @unchecked Sendable {
     // generic code every access to the machine goes through value witnesses.
     @inline(__always)
     public func receive(making make: () -> Payload) -> (verdict: Verdict, displaced: Payload?) {
-        // The clock is read outside the lock; a message inside a quiet window is dropped
-        // without taking it.
         let now = self.now
-        if now.nanoseconds < quietUntil.load(ordering: .acquiring) { return (.dropped, nil) }
-        if passes(at: now) { return (.performNow, nil) }
+        if let verdict = shortcut(at: now) { return (verdict, nil) }
         return receiveKept(at: now, making: make)
+    }
+
+    /// What a message at `now` gets without the lock, if that is all it needs: dropped inside
+    /// a quiet window, performed when the limiter lets everything pass; nil otherwise (then
+    /// `receiveKept`). The clock is read by the caller, outside the lock.
+    @inline(__always)
+    func shortcut(at now: ThrottleInstant) -> Verdict? {
+        if now.nanoseconds < quietUntil.load(ordering: .acquiring) { return .dropped }
+        if passes(at: now) { return .performNow }
+        return nil
     }
 
     /// The clock's current instant.
