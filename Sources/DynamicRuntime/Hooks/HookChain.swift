@@ -246,6 +246,26 @@ final class InsteadBody {
 
     var chainRef: Unmanaged<HookChain> { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: chainBits).unsafelyUnwrapped) }
 
+    /// Runs the body of the box `ref` and returns nil, or its error converted, with the
+    /// return object released, in a `PendingError` box (+1): the conversion out of line, so
+    /// that the caller keeps few registers across the call.
+    @inline(__always)
+    static func callBoxingFailure(_ ref: Unmanaged<InsteadBody>, _ ctx: HookContext) -> UnsafeMutableRawPointer? {
+        do {
+            try ref._withUnsafeGuaranteedRef { try $0.body(ctx) }
+            return nil
+        } catch {
+            return boxedFailure(error, ctx)
+        }
+    }
+
+    @inline(never)
+    private static func boxedFailure(_ error: any Error, _ ctx: HookContext) -> UnsafeMutableRawPointer {
+        let e = hookError(error, ctx)
+        ctx.releaseReturnObject()
+        return Unmanaged.passRetained(PendingError(e)).toOpaque()
+    }
+
     /// Runs the body of the box `ref` (kept by its chain, which the read section keeps).
     @inline(__always)
     static func call(_ ref: Unmanaged<InsteadBody>, _ ctx: HookContext) throws(RuntimeError) {

@@ -71,7 +71,9 @@ extension MethodHook {
     func runWords(_ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) throws(RuntimeError) -> UInt64 {
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        return try MethodHook.runWordCall(Unmanaged.passUnretained(self), a0, a1, a2, a3, a4)
+        let (r, failure) = MethodHook.runWordCall(Unmanaged.passUnretained(self), a0, a1, a2, a3, a4)
+        if let failure { throw PendingError.unbox(failure) }
+        return r
     }
 }
 

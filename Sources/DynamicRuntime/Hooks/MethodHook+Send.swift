@@ -15,15 +15,15 @@ import CShims
 func hookSendWords(_ bits: UInt, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64) throws(RuntimeError) -> UInt64? {
     let hook = Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
     guard hook._withUnsafeGuaranteedRef({ $0.takesWords }) else { return nil }
-    do throws(RuntimeError) {
-        return try MethodHook.runWordCall(hook, o, s, a, b, c)
-    } catch {
-        throw recordedHookFailure(error)
-    }
+    let (r, failure) = MethodHook.runWordCall(hook, o, s, a, b, c)
+    if let failure { throw hookSendFailure(failure) }
+    return r
 }
 
+/// The error of a failed word call, recorded for C, as a closure body's is; it keeps its type.
 @inline(never)
-private func recordedHookFailure(_ error: RuntimeError) -> RuntimeError {
+private func hookSendFailure(_ failure: UnsafeMutableRawPointer) -> RuntimeError {
+    let error = PendingError.unbox(failure)
     error.record()
     return error
 }
@@ -77,48 +77,53 @@ enum HookWordCall {
 
 extension MethodHook {
     /// Runs the hook over argument words (receiver, selector, up to three more) and returns the
-    /// first return word; the caller holds a read section. An instead-only chain (no before
+    /// first return word, and the failure (see `hookSendWords`); the caller holds a read section. An instead-only chain (no before
     /// or after hooks, no one-shot hook, not merged with another) is run here without the
     /// general loop: its first hook is called from the box the hook publishes, which names
     /// its chain, as `proceed()` would call it. A hidden entry's chain (the receiver's own)
     /// takes the same path when it is instead-only.
     @inline(__always)
-    static func runWordCall(_ hook: Unmanaged<MethodHook>, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64) throws(RuntimeError) -> UInt64 {
-        var target = hook
+    static func runWordCall(_ hook: Unmanaged<MethodHook>, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64,
+                            _ c: UInt64) -> (UInt64, UnsafeMutableRawPointer?) {
         let (box, hidden) = hook._withUnsafeGuaranteedRef { ($0.firstInsteadBits.load(ordering: .acquiring), $0.isHidden) }
-        let first: Unmanaged<InsteadBody>
-        let chainRef: Unmanaged<HookChain>
-        let instead: Int
-        if _fastPath(box != 0 && !hidden) {
-            first = Unmanaged<InsteadBody>.fromOpaque(UnsafeRawPointer(bitPattern: box).unsafelyUnwrapped)
-            (chainRef, instead) = first._withUnsafeGuaranteedRef { ($0.chainRef, $0.insteadCount) }
-        } else {
-            var chain = hook._withUnsafeGuaranteedRef { $0.chainRef }
-            var inner: Unmanaged<HookChain>? = nil
-            if hidden {
-                (target, chain, inner) = hook._withUnsafeGuaranteedRef {
-                    $0.hiddenCall(chain, receiver: sf_id(bitPattern: UInt(o)))
-                }
+        guard _fastPath(box != 0 && !hidden) else { return runWordCallSlowly(hook, o, s, a, b, c) }
+        // An instead-only chain, read through its first body's box.
+        let first = Unmanaged<InsteadBody>.fromOpaque(UnsafeRawPointer(bitPattern: box).unsafelyUnwrapped)
+        let (chainRef, instead) = first._withUnsafeGuaranteedRef { ($0.chainRef, $0.insteadCount) }
+        return runFirstInstead(hook, first, chainRef, instead, o, s, a, b, c)
+    }
+
+    /// A word call of a hidden entry, or of a chain that is not instead-only (out of line: the
+    /// common call keeps fewer registers).
+    @inline(never)
+    static func runWordCallSlowly(_ hook: Unmanaged<MethodHook>, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64,
+                                  _ c: UInt64) -> (UInt64, UnsafeMutableRawPointer?) {
+        var target = hook
+        var chain = hook._withUnsafeGuaranteedRef { $0.chainRef }
+        var inner: Unmanaged<HookChain>? = nil
+        if hook._withUnsafeGuaranteedRef({ $0.isHidden }) {
+            (target, chain, inner) = hook._withUnsafeGuaranteedRef {
+                $0.hiddenCall(chain, receiver: sf_id(bitPattern: UInt(o)))
             }
-            let shape = HookChain.shape(chain)
-            guard inner == nil, let f = shape.firstInstead else {
-                return try runWordCallGenerally(target, chain, inner, o, s, a, b, c)
-            }
-            (first, chainRef, instead) = (f, chain, shape.instead)
         }
+        let shape = HookChain.shape(chain)
+        guard inner == nil, let first = shape.firstInstead else {
+            return runWordCallGenerally(target, chain, inner, o, s, a, b, c)
+        }
+        return runFirstInstead(target, first, chain, shape.instead, o, s, a, b, c)
+    }
+
+    /// Runs an instead-only chain over the words: its first hook, called as `proceed()` would.
+    @inline(__always)
+    static func runFirstInstead(_ target: Unmanaged<MethodHook>, _ first: Unmanaged<InsteadBody>, _ chainRef: Unmanaged<HookChain>,
+                                _ instead: Int, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64,
+                                _ c: UInt64) -> (UInt64, UnsafeMutableRawPointer?) {
         // The body's error leaves the block boxed (allocated only then) in a plain word.
         var failure: UnsafeMutableRawPointer? = nil
         let r = HookWordCall.with(chainRef, inner: nil, instead: instead, next: 1, o, s, a, b, c) { state in
-            let ctx = HookContext(hook: target, state: state)
-            do throws(RuntimeError) {
-                try InsteadBody.call(first, ctx)
-            } catch {
-                ctx.releaseReturnObject()
-                failure = Unmanaged.passRetained(PendingError(error)).toOpaque()
-            }
+            failure = InsteadBody.callBoxingFailure(first, HookContext(hook: target, state: state))
         }
-        if let failure { throw Unmanaged<PendingError>.fromOpaque(failure).takeRetainedValue().error }
-        return r
+        return (r, failure)
     }
 
     /// A word call of any other chain (before or after hooks, a one-shot hook, merged chains):
@@ -126,7 +131,7 @@ extension MethodHook {
     @inline(never)
     static func runWordCallGenerally(_ target: Unmanaged<MethodHook>, _ chainRef: Unmanaged<HookChain>,
                                      _ inner: Unmanaged<HookChain>?, _ o: UInt64, _ s: UInt64, _ a: UInt64,
-                                     _ b: UInt64, _ c: UInt64) throws(RuntimeError) -> UInt64 {
+                                     _ b: UInt64, _ c: UInt64) -> (UInt64, UnsafeMutableRawPointer?) {
         var failure: UnsafeMutableRawPointer? = nil
         // The general loop counts its chains itself (`run`): this state only holds the block.
         let r = HookWordCall.with(chainRef, inner: inner, instead: 0, next: 0, o, s, a, b, c) { state in
@@ -138,7 +143,6 @@ extension MethodHook {
                 failure = Unmanaged.passRetained(PendingError(error)).toOpaque()
             }
         }
-        if let failure { throw Unmanaged<PendingError>.fromOpaque(failure).takeRetainedValue().error }
-        return r
+        return (r, failure)
     }
 }

@@ -5,6 +5,12 @@ import CShims
 final class PendingError {
     let error: RuntimeError
     init(_ error: RuntimeError) { self.error = error }
+
+    /// The error in a box made with `Unmanaged.passRetained` (the box is released).
+    @inline(never)
+    static func unbox(_ box: UnsafeMutableRawPointer) -> RuntimeError {
+        Unmanaged<PendingError>.fromOpaque(box).takeRetainedValue().error
+    }
 }
 
 extension Runtime {
