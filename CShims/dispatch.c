@@ -115,6 +115,8 @@ void sf_method_init(sf_method_t m, sf_sel sel, sf_imp imp, const struct sf_signa
     m->sig = sig;
     m->owner = owner;
     m->key = sig ? sig->key : 0;
+    atomic_init(&m->owner_bits, 0);
+    atomic_init(&m->hook_bits, 0);
 }
 
 sf_imp sf_method_swap_imp(sf_method_t m, sf_imp imp) {

@@ -96,13 +96,12 @@ enum MessageSend {
     static func closureWords(_ method: sf_method_t, _ raw: sf_id, _ sel: sf_sel,
                              _ w: (UInt64, UInt64, UInt64, UInt64), count: Int,
                              receiverClass: sf_class_t?) throws(RuntimeError) -> UInt64? {
-        guard let record = sf_method_owner(method) else { return nil }
-        let bits = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.ownerWord }
-        guard let owner = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        // The record's owner and hook words live in the method's own struct, beside its key.
+        guard let owner = UnsafeRawPointer(bitPattern: sf_method_owner_bits(method)) else { return nil }
         let o = UInt64(UInt(bitPattern: raw)), s = UInt64(UInt(bitPattern: sel))
-        // A hooked entry: the record names its hook, which runs its chain over the words (no
-        // trampoline, no closure box in between); nil sends the rest through the slot.
-        let hook = Unmanaged<MethodRecord>.fromOpaque(record)._withUnsafeGuaranteedRef { $0.hookWord }
+        // A hooked entry names its hook, which runs its chain over the words (no trampoline, no
+        // closure box in between); nil sends the rest through the slot.
+        let hook = sf_method_hook_bits(method)
         if hook != 0 { return try hookSendWords(hook, o, s, w.0, w.1, w.2) }
         var failure: (any Error)? = nil
         let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in

@@ -176,9 +176,7 @@ extension MethodHook {
         }
         guard let m = inherited else { return try callInheritedOriginal(args, ret) }
         let imp = sf_method_imp(m)!
-        if let owner = sf_method_owner(m).flatMap({
-            UnsafeRawPointer(bitPattern: Unmanaged<MethodRecord>.fromOpaque($0)._withUnsafeGuaranteedRef { $0.ownerWord })
-        }), try callBodyIfEntry(owner, imp, args, ret) { return }
+        if let owner = UnsafeRawPointer(bitPattern: sf_method_owner_bits(m)), try callBodyIfEntry(owner, imp, args, ret) { return }
         try callDirect(imp, args, ret)
     }
 

@@ -8,46 +8,42 @@ import Synchronization
 ///
 /// Memory matters here (one per method of every class: under 120 bytes a method in all, see
 /// docs/performance.md): the selector and signature are read from the C struct, and the IMP's
-/// owner is one word next to it, published under a sequence count instead of in a box.
+/// owner and the hook are words of it, the owner published under a sequence count instead of
+/// in a box.
 @usableFromInline
 final class MethodRecord: @unchecked Sendable {
     let raw: sf_method_t
     unowned let owningClass: RuntimeClass
-    /// The ClosureIMP keeping the installed IMP alive (retained), or 0 for a plain function.
-    /// Typed sends read it (in a read section) to call a closure's word body directly.
-    @usableFromInline let ownerBits = Atomic<UInt>(0)
 
-    /// `ownerBits` as typed sends read it: the owner of the IMP installed at some point of the
-    /// read section (kept alive until the section ends).
-    @inlinable var ownerWord: UInt { ownerBits.load(ordering: .acquiring) }
+    /// The ClosureIMP keeping the installed IMP alive (retained), or 0 for a plain function.
+    /// Typed sends read it (in a read section) to call a closure's word body directly. A word
+    /// of the C struct (`sf_method_owner_bits`), beside the key a typed send checks.
+    var ownerWord: UInt { sf_method_owner_bits(raw) }
     /// The hook whose trampoline is installed here, retained, or 0. Written with the lock held
     /// (set after the trampoline is installed, cleared before it is taken out); read without it
     /// by typed sends and by a per-object entry merging the class's chain (in a read section: an
-    /// uninstalled hook lives on through its trampoline until the grace period ends). Beside
-    /// `ownerBits`: a typed send reads both from one cache line.
-    @usableFromInline let hookBits = Atomic<UInt>(0)
-
-    /// `hookBits` as typed sends read it (in a read section).
-    @inlinable var hookWord: UInt { hookBits.load(ordering: .acquiring) }
+    /// uninstalled hook lives on through its trampoline until the grace period ends). A word of
+    /// the C struct (`sf_method_hook_bits`).
+    var hookWord: UInt { sf_method_hook_bits(raw) }
     /// Odd while `exchange` rewrites the IMP and its owner: `imp` reads the pair consistently
     /// without the lock (inside a read section).
     private let version = Atomic<UInt>(0)
 
     /// `hook` without a retain (in a read section).
     var hookRef: Unmanaged<MethodHook>? {
-        let bits = hookBits.load(ordering: .acquiring)
+        let bits = hookWord
         return bits == 0 ? nil : Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
     }
 
     /// The hook whose trampoline is installed here, if any (lock held, or in a read section).
     var hook: MethodHook? {
         get {
-            let bits = hookBits.load(ordering: .acquiring)
+            let bits = hookWord
             return bits == 0 ? nil : Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
         }
         set {
             let bits = newValue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
-            let old = hookBits.exchange(bits, ordering: .acquiringAndReleasing)
+            let old = sf_method_exchange_hook_bits(raw, bits)
             if old != 0 { Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).release() }
         }
     }
@@ -56,7 +52,7 @@ final class MethodRecord: @unchecked Sendable {
         raw = sf_method_alloc()
         sf_method_init(raw, selector.raw, imp.pointer, signature.raw, nil)
         self.owningClass = cls
-        if let owner = imp.owner { ownerBits.store(UInt(bitPattern: Unmanaged.passRetained(owner).toOpaque()), ordering: .releasing) }
+        if let owner = imp.owner { _ = sf_method_exchange_owner_bits(raw, UInt(bitPattern: Unmanaged.passRetained(owner).toOpaque())) }
         sf_method_set_owner(raw, Unmanaged.passUnretained(self).toOpaque())
     }
 
@@ -70,8 +66,8 @@ final class MethodRecord: @unchecked Sendable {
 
     deinit {
         hook = nil
+        Self.release(sf_method_exchange_owner_bits(raw, 0))
         sf_method_free(raw)
-        Self.release(ownerBits.exchange(0, ordering: .acquiring))
     }
 
     private static func release(_ bits: UInt) {
@@ -83,7 +79,7 @@ final class MethodRecord: @unchecked Sendable {
     /// record. The C entry stays readable until `deinit`, for `Method` values.
     func dropOwner() {
         let v = beginWrite()
-        let old = ownerBits.exchange(0, ordering: .acquiringAndReleasing)
+        let old = sf_method_exchange_owner_bits(raw, 0)
         endWrite(v)
         Self.release(old)
     }
@@ -93,7 +89,7 @@ final class MethodRecord: @unchecked Sendable {
         while true {
             let v = version.load(ordering: .acquiring)
             if v & 1 != 0 { continue }
-            let bits = ownerBits.load(ordering: .acquiring)
+            let bits = ownerWord
             let pointer = sf_method_imp(raw)!
             atomicMemoryFence(ordering: .acquiring)
             guard version.load(ordering: .relaxed) == v else { continue }
@@ -112,7 +108,7 @@ final class MethodRecord: @unchecked Sendable {
         Runtime.state.lock.assertHeld()
         let newBits = new.owner.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
         let v = beginWrite()
-        let oldBits = ownerBits.exchange(newBits, ordering: .acquiringAndReleasing)
+        let oldBits = sf_method_exchange_owner_bits(raw, newBits)
         let oldPointer = sf_method_swap_imp(raw, new.pointer)!
         endWrite(v)
         let oldOwner = oldBits == 0 ? nil : Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: oldBits)!).takeUnretainedValue()
