@@ -126,5 +126,20 @@ SF_END_FUNCTION \name
     INT_NOTHROW sf_tramp_int_nothrow2, %r8, SHIFT2
     INT_NOTHROW sf_tramp_int_nothrow3, %r9, SHIFT3
 
+// The same closures when they capture nothing: the slot puts the closure's function in the
+// register after the arguments; no context to load, so no %r13 to save, and the function
+// returns straight to the caller.
+.macro INT_NOCTX name, function, shift
+SF_FUNCTION \name
+    \shift
+    jmpq    *\function
+SF_END_FUNCTION \name
+.endm
+
+    INT_NOCTX sf_tramp_int_noctx0, %rdx, SHIFT0
+    INT_NOCTX sf_tramp_int_noctx1, %rcx, SHIFT1
+    INT_NOCTX sf_tramp_int_noctx2, %r8, SHIFT2
+    INT_NOCTX sf_tramp_int_noctx3, %r9, SHIFT3
+
 #endif
     .section .note.GNU-stack,"",@progbits

@@ -137,6 +137,13 @@ void sf_tramp_int_nothrow0(void);
 void sf_tramp_int_nothrow1(void);
 void sf_tramp_int_nothrow2(void);
 void sf_tramp_int_nothrow3(void);
+/* The same for a closure with no context (it captures nothing): the slot's context is the
+ * closure's function itself, and the thunk only drops the selector and jumps to it. Swift's
+ * context register is not set: such a function never reads it. */
+void sf_tramp_int_noctx0(void);
+void sf_tramp_int_noctx1(void);
+void sf_tramp_int_noctx2(void);
+void sf_tramp_int_noctx3(void);
 
 struct sf_object;
 struct sf_class;

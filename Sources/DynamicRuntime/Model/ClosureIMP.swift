@@ -72,9 +72,13 @@ final class ClosureIMP: @unchecked Sendable {
                 // the next one (its C thunk reads the receiver's class and checks for an error
                 // only when it can throw).
                 self.context = nil
-                code = direct.nonThrowing
-                    ? sf_tramp_alloc_kind(Int32(direct.arity + 1), direct.closureWords, nonThrowingIntThunk(arity: direct.arity))
-                    : sf_tramp_alloc_kind(Int32(direct.arity + 1), direct.closureWords, intThunk(arity: direct.arity))
+                if direct.nonThrowing, let function = direct.contextFreeFunction {
+                    code = sf_tramp_alloc_kind(Int32(direct.arity + 1), function, contextFreeIntThunk(arity: direct.arity))
+                } else {
+                    code = direct.nonThrowing
+                        ? sf_tramp_alloc_kind(Int32(direct.arity + 1), direct.closureWords, nonThrowingIntThunk(arity: direct.arity))
+                        : sf_tramp_alloc_kind(Int32(direct.arity + 1), direct.closureWords, intThunk(arity: direct.arity))
+                }
             } else if hasWordBody, direct == nil, (2...5).contains(nargs) {
                 // The typed body takes the registers as they are; the context goes in the next one.
                 self.context = nil
