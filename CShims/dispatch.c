@@ -59,21 +59,21 @@ sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
     // The guards as one test: their loads cannot fault once r is known, and one branch instead
     // of six keeps the hit path's branches few (2a's speed moved with where they fell).
     if (__builtin_expect(r != NULL, 1) &&
-        __builtin_expect(((obj == NULL) | (sel == NULL) | (r->nesting != 0) | (sf_rcu_readers_fence != 0) |
-                          (sf_last_status != SF_OK)) == 0, 1)) {
-        // A section like sf_rcu_enter's: a signal handler's send in the middle of it sees the
-        // nesting and leaves the epoch alone (async-signal-safe cached sends).
-        r->nesting = 1;
-        atomic_signal_fence(memory_order_seq_cst);
-        atomic_store_explicit(&r->epoch, atomic_load_explicit(&sf_rcu_epoch, memory_order_acquire),
+        __builtin_expect(((obj == NULL) | (sel == NULL) |
+                          (atomic_load_explicit(&r->state, memory_order_relaxed) != 0) |
+                          (sf_rcu_readers_fence != 0) | (sf_last_status != SF_OK)) == 0, 1)) {
+        // An outermost section like sf_rcu_enter's, in one store each way: a signal handler's
+        // send in the middle of it sees the depth and leaves the epoch alone (async-signal-safe
+        // cached sends).
+        atomic_store_explicit(&r->state,
+                              atomic_load_explicit(&sf_rcu_epoch, memory_order_acquire) << SF_RCU_NEST_BITS | 1,
                               memory_order_relaxed);
         atomic_signal_fence(memory_order_seq_cst);
         sf_method_t m = sf_cache_probe(sf_object_isa(obj), sel);
         // The markers carry no IMP: a cached marker reads as a miss and takes the full path.
         sf_imp imp = __builtin_expect(m != NULL, 1) ? sf_method_imp(m) : NULL;
-        r->nesting = 0;
         atomic_signal_fence(memory_order_seq_cst);
-        atomic_store_explicit(&r->epoch, 0, memory_order_release);
+        atomic_store_explicit(&r->state, 0, memory_order_release);
         if (__builtin_expect(imp != NULL, 1)) return imp;
     }
     return msg_lookup_full(obj, sel);

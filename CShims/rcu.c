@@ -23,8 +23,7 @@ static long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 static _Thread_local int exited;
 
 static void give_back(struct sf_rcu_reader *r) {
-    atomic_store_explicit(&r->epoch, 0, memory_order_release);
-    r->nesting = 0;
+    atomic_store_explicit(&r->state, 0, memory_order_release);
     r->transient = 0;
     atomic_store_explicit(&r->in_use, 0, memory_order_release);
 }
@@ -34,7 +33,7 @@ static void thread_exit(void *p) {
     exited = 1;
     // Never leave this thread pointing at a record another thread may take over.
     if (sf_rcu_self == r) sf_rcu_self = NULL;
-    if (r->nesting != 0) {
+    if (atomic_load_explicit(&r->state, memory_order_relaxed) != 0) {
         // Still inside a section: keep the record until the section ends.
         r->transient = 1;
         sf_rcu_self = r;
@@ -91,7 +90,7 @@ uint64_t sf_rcu_oldest_reader(void) {
     else if (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0) atomic_thread_fence(memory_order_seq_cst);
     uint64_t oldest = UINT64_MAX;
     for (struct sf_rcu_reader *r = atomic_load_explicit(&readers, memory_order_acquire); r; r = r->next) {
-        uint64_t e = atomic_load_explicit(&r->epoch, memory_order_acquire);
+        uint64_t e = atomic_load_explicit(&r->state, memory_order_acquire) >> SF_RCU_NEST_BITS;
         if (e != 0 && e < oldest) oldest = e;
     }
     return oldest;

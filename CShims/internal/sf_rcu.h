@@ -16,12 +16,20 @@
  * kernel lacks it, readers pay a full fence instead).
  */
 struct sf_rcu_reader {
-    _Atomic uint64_t epoch;         /* 0 = quiescent */
-    uint32_t nesting;
+    /* 0 = quiescent; inside a section, the epoch seen at its outermost entry shifted left by
+     * SF_RCU_NEST_BITS, or'ed with the nesting depth (at least 1). One word, so that entering
+     * and leaving a section is one load and one store, and a signal handler sees the depth
+     * and the epoch change together. */
+    _Atomic uint64_t state;
     _Atomic int in_use;
     uint32_t transient;             /* taken after thread exit: given back when the section ends */
     struct sf_rcu_reader *next;
 };
+
+/* Nesting depth bits: a million nested sends would exhaust any stack first. The epoch keeps
+ * the other 44 bits (one per retirement: centuries at any plausible rate). */
+#define SF_RCU_NEST_BITS 20
+#define SF_RCU_NEST_MASK ((UINT64_C(1) << SF_RCU_NEST_BITS) - 1)
 
 extern _Thread_local struct sf_rcu_reader *sf_rcu_self __attribute__((tls_model("initial-exec")));
 extern _Atomic uint64_t sf_rcu_epoch;
@@ -32,30 +40,36 @@ struct sf_rcu_reader *sf_rcu_register_thread(void);
 void sf_rcu_release_transient(struct sf_rcu_reader *r);
 
 /*
- * Signal handlers may open a section at any point of the interrupted thread's enter or exit:
- * the nesting count goes up before the epoch is published and down before it is cleared, and
- * an epoch is published whenever none is (an older one, left by an interrupted exit, only
- * protects more). A handler's section therefore never clears an epoch its thread still needs.
+ * Signal handlers may open a section at any point of the interrupted thread's enter or exit.
+ * Each side reads the state and writes it back in one store: a handler that runs between the
+ * two leaves the state as it found it, so the interrupted store is still right. The outermost
+ * entry publishes the current epoch; nested ones only count.
  */
 static inline void sf_rcu_enter(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
     if (__builtin_expect(r == NULL, 0)) r = sf_rcu_register_thread();
-    r->nesting++;
-    atomic_signal_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&r->epoch, memory_order_relaxed) == 0) {
-        atomic_store_explicit(&r->epoch, atomic_load_explicit(&sf_rcu_epoch, memory_order_acquire),
+    uint64_t state = atomic_load_explicit(&r->state, memory_order_relaxed);
+    if (__builtin_expect(state == 0, 1)) {
+        atomic_store_explicit(&r->state,
+                              atomic_load_explicit(&sf_rcu_epoch, memory_order_acquire) << SF_RCU_NEST_BITS | 1,
                               memory_order_relaxed);
-        if (sf_rcu_readers_fence) atomic_thread_fence(memory_order_seq_cst);
+        if (__builtin_expect(sf_rcu_readers_fence != 0, 0)) atomic_thread_fence(memory_order_seq_cst);
         else atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        atomic_store_explicit(&r->state, state + 1, memory_order_relaxed);
+        atomic_signal_fence(memory_order_seq_cst);
     }
 }
 
 static inline void sf_rcu_exit(void) {
     struct sf_rcu_reader *r = sf_rcu_self;
-    if (--r->nesting == 0) {
-        atomic_signal_fence(memory_order_seq_cst);
-        atomic_store_explicit(&r->epoch, 0, memory_order_release);
+    uint64_t state = atomic_load_explicit(&r->state, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    if (__builtin_expect((state & SF_RCU_NEST_MASK) == 1, 1)) {
+        atomic_store_explicit(&r->state, 0, memory_order_release);
         if (__builtin_expect(r->transient != 0, 0)) sf_rcu_release_transient(r);
+    } else {
+        atomic_store_explicit(&r->state, state - 1, memory_order_relaxed);
     }
 }
 
