@@ -87,8 +87,9 @@ static int add_chunk(int kind) {
 }
 
 static int kind_of(const void *code) {
+    // Every slot of a kind is the same 16 bytes (its displacements are relative).
     for (int k = 0; k < SF_TRAMP_KINDS; k++) {
-        if (memcmp(code, sf_tramp_templates[k], 3) == 0) return k;
+        if (memcmp(code, sf_tramp_templates[k], SLOT) == 0) return k;
     }
     return -1;
 }

@@ -17,6 +17,25 @@
     .endr
 .endm
 
+// Pages of slots that drop the selector (the second argument) by moving the n arguments after
+// it down one register, then jump through their target word (slot + 4104): the entry of a
+// Swift closure that captures nothing, called with no thunk in between.
+.macro DROP_SLOTS n
+    .rept 256
+    .if \n >= 1
+    movq    %rdx, %rsi
+    .endif
+    .if \n >= 2
+    movq    %rcx, %rdx
+    .endif
+    .if \n >= 3
+    movq    %r8, %rcx
+    .endif
+    jmpq    *(4098 - 3 * \n)(%rip)     // rip = slot + 3n + 6
+    .fill   10 - 3 * \n, 1, 0xcc
+    .endr
+.endm
+
     .section .rodata
     .p2align 12
     .globl sf_tramp_templates
@@ -27,7 +46,11 @@ sf_tramp_templates:
     SLOTS %rcx
     SLOTS %r8
     SLOTS %r9
-    .size sf_tramp_templates, 5 * 4096
+    DROP_SLOTS 0
+    DROP_SLOTS 1
+    DROP_SLOTS 2
+    DROP_SLOTS 3
+    .size sf_tramp_templates, 9 * 4096
 
 // Spills the argument registers to a struct sf_tramp_frame (304 bytes) and calls
 // ((sf_tramp_handler *)%r10)[0](%r10, frame); returns the frame's ret words.
@@ -126,20 +149,6 @@ SF_END_FUNCTION \name
     INT_NOTHROW sf_tramp_int_nothrow2, %r8, SHIFT2
     INT_NOTHROW sf_tramp_int_nothrow3, %r9, SHIFT3
 
-// The same closures when they capture nothing: the slot puts the closure's function in the
-// register after the arguments; no context to load, so no %r13 to save, and the function
-// returns straight to the caller.
-.macro INT_NOCTX name, function, shift
-SF_FUNCTION \name
-    \shift
-    jmpq    *\function
-SF_END_FUNCTION \name
-.endm
-
-    INT_NOCTX sf_tramp_int_noctx0, %rdx, SHIFT0
-    INT_NOCTX sf_tramp_int_noctx1, %rcx, SHIFT1
-    INT_NOCTX sf_tramp_int_noctx2, %r8, SHIFT2
-    INT_NOCTX sf_tramp_int_noctx3, %r9, SHIFT3
 
 #endif
     .section .note.GNU-stack,"",@progbits

@@ -107,8 +107,15 @@ void sf_tramp_set_enabled(int enabled);
 struct sf_tramp_layout *sf_tramp_layout_create(const ffi_cif *cif);
 
 /* The register a slot loads its context into: %r10 for the entries, or the first integer
- * argument register a signature leaves free, for a thunk that takes it as one more argument. */
-enum { SF_TRAMP_R10 = 0, SF_TRAMP_RDX = 1, SF_TRAMP_RCX = 2, SF_TRAMP_R8 = 3, SF_TRAMP_R9 = 4, SF_TRAMP_KINDS = 5 };
+ * argument register a signature leaves free, for a thunk that takes it as one more argument.
+ * The SF_TRAMP_DROP<n> slots load no context: they move the n arguments after the selector
+ * down one register and jump to the target, a non-throwing Swift closure that captures
+ * nothing (its context register is never read), so a C caller reaches it with no thunk. */
+enum {
+    SF_TRAMP_R10 = 0, SF_TRAMP_RDX = 1, SF_TRAMP_RCX = 2, SF_TRAMP_R8 = 3, SF_TRAMP_R9 = 4,
+    SF_TRAMP_DROP0 = 5, SF_TRAMP_DROP1 = 6, SF_TRAMP_DROP2 = 7, SF_TRAMP_DROP3 = 8,
+    SF_TRAMP_KINDS = 9
+};
 
 /* A slot whose code loads `context` into %r10 and jumps to `target`; NULL on failure. */
 void *sf_tramp_alloc(void *context, const void *target);
@@ -137,13 +144,6 @@ void sf_tramp_int_nothrow0(void);
 void sf_tramp_int_nothrow1(void);
 void sf_tramp_int_nothrow2(void);
 void sf_tramp_int_nothrow3(void);
-/* The same for a closure with no context (it captures nothing): the slot's context is the
- * closure's function itself, and the thunk only drops the selector and jumps to it. Swift's
- * context register is not set: such a function never reads it. */
-void sf_tramp_int_noctx0(void);
-void sf_tramp_int_noctx1(void);
-void sf_tramp_int_noctx2(void);
-void sf_tramp_int_noctx3(void);
 
 struct sf_object;
 struct sf_class;

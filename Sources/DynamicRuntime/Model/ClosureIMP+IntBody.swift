@@ -62,7 +62,7 @@ struct DirectIntBody {
     var closureWords: UnsafeMutableRawPointer { _getUnsafePointerToStoredProperties(box) }
 
     /// The closure's function when it has no context (it captures nothing), else nil: such a
-    /// closure's slot jumps to the function itself (`sf_tramp_int_noctx<n>`).
+    /// closure's slot drops the selector and jumps to the function itself (`SF_TRAMP_DROP<n>`).
     var contextFreeFunction: UnsafeMutableRawPointer? {
         let words = closureWords.assumingMemoryBound(to: sf_swift_closure.self).pointee
         return words.context == nil ? UnsafeMutableRawPointer(mutating: words.function) : nil
@@ -140,14 +140,3 @@ nonisolated(unsafe) private let nonThrowingIntThunks: [UnsafeRawPointer] = [
 
 /// The thunk for a non-throwing `Int` body of `arity` arguments (0-3).
 func nonThrowingIntThunk(arity: Int) -> UnsafeRawPointer { nonThrowingIntThunks[arity] }
-
-/// The thunks for non-throwing `Int` bodies that capture nothing (0-3 arguments), in `tramp_x86_64.S`.
-nonisolated(unsafe) private let contextFreeIntThunks: [UnsafeRawPointer] = [
-    unsafeBitCast(sf_tramp_int_noctx0 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
-    unsafeBitCast(sf_tramp_int_noctx1 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
-    unsafeBitCast(sf_tramp_int_noctx2 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
-    unsafeBitCast(sf_tramp_int_noctx3 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
-]
-
-/// The thunk for a non-throwing `Int` body of `arity` arguments (0-3) that captures nothing.
-func contextFreeIntThunk(arity: Int) -> UnsafeRawPointer { contextFreeIntThunks[arity] }

@@ -73,7 +73,7 @@ final class ClosureIMP: @unchecked Sendable {
                 // only when it can throw).
                 self.context = nil
                 if direct.nonThrowing, let function = direct.contextFreeFunction {
-                    code = sf_tramp_alloc_kind(Int32(direct.arity + 1), function, contextFreeIntThunk(arity: direct.arity))
+                    code = sf_tramp_alloc_kind(Int32(SF_TRAMP_DROP0 + direct.arity), function, function)
                 } else {
                     code = direct.nonThrowing
                         ? sf_tramp_alloc_kind(Int32(direct.arity + 1), direct.closureWords, nonThrowingIntThunk(arity: direct.arity))
