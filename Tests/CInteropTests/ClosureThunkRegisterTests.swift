@@ -6,7 +6,8 @@ import XCTest
 /// Issue 12: a C caller reaches a closure method through a slot and a thunk that moves the
 /// arguments into Swift's convention (the closure's context in %r13, an error in %r12). Every
 /// callee-saved register must come back as the caller left it, whichever thunk ran, thrown
-/// error or not; and a closure that cannot throw takes the thunk without the error check.
+/// error or not; a closure that cannot throw takes the thunk without the error check, and one
+/// that also captures nothing no thunk at all (a slot that drops the selector and jumps to it).
 final class ClosureThunkRegisterTests: XCTestCase {
     struct Negative: Error {}
 
@@ -17,11 +18,13 @@ final class ClosureThunkRegisterTests: XCTestCase {
         unsafeBitCast(sf_tramp_int_nothrow3 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
     ]
 
-    private func target(_ cls: RuntimeClass, _ sel: Selector) -> UnsafeRawPointer? {
+    private func words(_ cls: RuntimeClass, _ sel: Selector) -> (context: UnsafeMutableRawPointer?, target: UnsafeRawPointer?) {
         var context: UnsafeMutableRawPointer?, target: UnsafeRawPointer?
         sf_tramp_words(unsafeBitCast(cls.method(for: sel)!.implementation.pointer, to: UnsafeRawPointer.self), &context, &target)
-        return target
+        return (context, target)
     }
+
+    enum Entry { case closureItself, nonThrowingThunk, throwingThunk }
 
     /// Calls `sel` from C with marker values in the callee-saved registers; the result, and
     /// whether they all came back.
@@ -58,14 +61,18 @@ final class ClosureThunkRegisterTests: XCTestCase {
         }
         let o = try cls.createInstance()
 
-        let cases: [(Selector, [Int], Int, nonThrowing: Bool)] = [
-            ("n0", [], 7, true), ("n1:", [4], 12, true), ("n2:b:", [10, 3], 7, true), ("n3:b:c:", [1, 2, 3], 123, true),
-            ("k2:b:", [1, 2], 19, true),
-            ("t0", [], 9, false), ("t1:", [4], 5, false), ("t2:b:", [6, 7], 42, false), ("t3:b:c:", [1, 2, 3], 6, false),
+        let cases: [(Selector, [Int], Int, Entry)] = [
+            ("n0", [], 7, .closureItself), ("n1:", [4], 12, .closureItself), ("n2:b:", [10, 3], 7, .closureItself),
+            ("n3:b:c:", [1, 2, 3], 123, .closureItself),
+            ("k2:b:", [1, 2], 19, .nonThrowingThunk),
+            ("t0", [], 9, .throwingThunk), ("t1:", [4], 5, .throwingThunk), ("t2:b:", [6, 7], 42, .throwingThunk),
+            ("t3:b:c:", [1, 2, 3], 6, .throwingThunk),
         ]
-        for (sel, args, want, nonThrowing) in cases {
-            let thunk = target(cls, sel)
-            XCTAssertEqual(thunk == Self.nonThrowing[args.count], nonThrowing, "\(sel.name): which thunk the slot jumps to")
+        for (sel, args, want, entry) in cases {
+            let (context, thunk) = words(cls, sel)
+            XCTAssertEqual(thunk == Self.nonThrowing[args.count], entry == .nonThrowingThunk, "\(sel.name): which thunk the slot jumps to")
+            // A selector-dropping slot keeps the closure's function in both words.
+            XCTAssertEqual(UnsafeRawPointer(context) == thunk, entry == .closureItself, "\(sel.name): a slot straight to the closure")
             let (result, kept) = call(cls, o, sel, args)
             XCTAssertEqual(result, want, "\(sel.name)")
             XCTAssertTrue(kept, "\(sel.name): callee-saved registers")

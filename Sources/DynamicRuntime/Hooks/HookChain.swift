@@ -128,7 +128,7 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         let hasOnce = [before.contains { $0.once != nil }, instead.contains { $0.once != nil },
                        after.contains { $0.once != nil }].contains(true)
         let first = before.isEmpty && after.isEmpty && !hasOnce
-            ? instead.first.map { Unmanaged.passRetained(InsteadBody($0.body, insteadCount: instead.count)) } : nil
+            ? instead.first.map { Unmanaged.passRetained(InsteadBody($0.body, insteadCount: instead.count, selector: selector)) } : nil
         let header = Header(selector: selector, next: next, beforeCount: UInt16(before.count),
                             insteadCount: UInt16(instead.count), afterCount: UInt16(after.count),
                             hasOnce: hasOnce, firstInstead: first)
@@ -237,11 +237,14 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
 final class InsteadBody {
     let body: HookRegistry.Body
     let insteadCount: Int
+    /// The selector of an object's own chain (its list is keyed by selector), nil in a class's.
+    let selector: sf_sel?
     /// The chain that holds this box, unretained (set once, before the chain is published).
     fileprivate(set) var chainBits: UInt = 0
-    init(_ body: @escaping HookRegistry.Body, insteadCount: Int) {
+    init(_ body: @escaping HookRegistry.Body, insteadCount: Int, selector: sf_sel?) {
         self.body = body
         self.insteadCount = insteadCount
+        self.selector = selector
     }
 
     var chainRef: Unmanaged<HookChain> { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: chainBits).unsafelyUnwrapped) }

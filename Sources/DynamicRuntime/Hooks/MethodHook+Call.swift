@@ -48,6 +48,19 @@ extension MethodHook {
         return (Unmanaged.passUnretained(self), own ?? chain, nil)
     }
 
+    /// For a hidden entry with no class hook to run first: the receiver's own chain's first
+    /// instead body when that chain heads its list and is instead-only (the common case: one
+    /// selector hooked), read from the side table in one load; nil sends the call the general way.
+    @inline(__always)
+    func ownFirstInstead(receiver: UInt64) -> Unmanaged<InsteadBody>? {
+        guard classHookBits.load(ordering: .acquiring) == 0, let obj = sf_id(bitPattern: UInt(receiver)),
+              let side = sf_object_side_inline(obj) else { return nil }
+        let bits = Unmanaged<ObjectSideTable>.fromOpaque(side)._withUnsafeGuaranteedRef { $0.headInsteadBits.load(ordering: .acquiring) }
+        guard let p = UnsafeRawPointer(bitPattern: bits) else { return nil }
+        let box = Unmanaged<InsteadBody>.fromOpaque(p)
+        return box._withUnsafeGuaranteedRef { $0.selector } == selector.raw ? box : nil
+    }
+
     /// Resolves what a hidden entry runs around (lock held): the visible class's method's hook,
     /// or its IMP published as this entry's original (0 when it has none: looked up per call,
     /// which throws). Called when the entry is installed, whenever caches are flushed (every

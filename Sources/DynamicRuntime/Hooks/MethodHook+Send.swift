@@ -86,7 +86,14 @@ extension MethodHook {
     static func runWordCall(_ hook: Unmanaged<MethodHook>, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64,
                             _ c: UInt64) -> (UInt64, UnsafeMutableRawPointer?) {
         let (box, hidden) = hook._withUnsafeGuaranteedRef { ($0.firstInsteadBits.load(ordering: .acquiring), $0.isHidden) }
-        guard _fastPath(box != 0 && !hidden) else { return runWordCallSlowly(hook, o, s, a, b, c) }
+        guard _fastPath(box != 0 && !hidden) else {
+            // A hidden entry whose receiver's own chain is instead-only, with no class hook.
+            if hidden, let own = hook._withUnsafeGuaranteedRef({ $0.ownFirstInstead(receiver: o) }) {
+                let (chainRef, instead) = own._withUnsafeGuaranteedRef { ($0.chainRef, $0.insteadCount) }
+                return runFirstInstead(hook, own, chainRef, instead, o, s, a, b, c)
+            }
+            return runWordCallSlowly(hook, o, s, a, b, c)
+        }
         // An instead-only chain, read through its first body's box.
         let first = Unmanaged<InsteadBody>.fromOpaque(UnsafeRawPointer(bitPattern: box).unsafelyUnwrapped)
         let (chainRef, instead) = first._withUnsafeGuaranteedRef { ($0.chainRef, $0.insteadCount) }

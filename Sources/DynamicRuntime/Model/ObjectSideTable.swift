@@ -34,6 +34,10 @@ final class ObjectSideTable: @unchecked Sendable {
     /// The object's own hooks: the head of its list of chains, one per selector, retained (0:
     /// none). Written with the runtime lock held; read by sends without it, in a read section.
     private let hookBits = Atomic<UInt>(0)
+    /// The first-instead box (`InsteadBody`, unretained: its chain keeps it) of the list's head
+    /// chain when that chain is instead-only, else 0: a hidden entry's call finds the
+    /// receiver's own hook of the selector most recently changed in one load from here.
+    let headInsteadBits = Atomic<UInt>(0)
     /// The object while it has hooks of its own (runtime lock held): cleared when the last
     /// goes and at deallocation, so a token never reaches a dead object.
     var hookedObject: sf_id?
@@ -57,6 +61,8 @@ final class ObjectSideTable: @unchecked Sendable {
     func publishHooks(_ head: HookChain?) {
         let bits = head.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
         let old = hookBits.exchange(bits, ordering: .acquiringAndReleasing)
+        let first = head?.withUnsafeMutablePointerToHeader { $0.pointee.firstInstead }
+        headInsteadBits.store(first.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .releasing)
         if let old = UnsafeMutableRawPointer(bitPattern: old) { Runtime.state.retire(releasing: old) }
     }
 
