@@ -50,7 +50,7 @@ static sf_imp lookup_imp(sf_class_t cls, sf_sel sel) {
     return imp;
 }
 
-static sf_imp msg_lookup_full(sf_id obj, sf_sel sel);
+__attribute__((noinline)) static sf_imp msg_lookup_full(sf_id obj, sf_sel sel);
 
 // The hit path as a leaf: a registered thread outside any read section, a cached method, no
 // error to clear. Everything else (and every miss) takes the full path, which saves registers.
