@@ -120,13 +120,22 @@ final class TrampolineTests: XCTestCase {
     /// library's text): closure slots of each kind, hook slots of each entry.
     func testSlotsLieNearTheCodeTheyJumpTo() throws {
         let cls = try makeClass("TrampNear")
-        try cls.addMethod("one") { (_: ObjectRef) -> Int in 1 }                                // %rdx thunk
-        try cls.addMethod("two:") { (_: ObjectRef, a: Int) -> Int in a }                        // %rcx thunk
-        try cls.addMethod("three:b:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }        // %r8 thunk
-        try cls.addMethod("four:b:c:") { (_: ObjectRef, a: Int, b: Int, c: Int) -> Int in a + b + c }  // %r9
+        // Closures that capture nothing: slots that drop the selector and jump to the closure.
+        try cls.addMethod("one") { (_: ObjectRef) in 1 }
+        try cls.addMethod("two:") { (_: ObjectRef, a: Int) in a }
+        try cls.addMethod("three:b:") { (_: ObjectRef, a: Int, b: Int) in a &+ b }
+        try cls.addMethod("four:b:c:") { (_: ObjectRef, a: Int, b: Int, c: Int) in a &+ b &+ c }
+        // Capturing: the context in %r8, then the non-throwing thunk.
+        let k = Int.random(in: 1...9)
+        try cls.addMethod("kept:b:") { (_: ObjectRef, a: Int, b: Int) in a &+ b &+ k }
         try cls.addMethod("five:") { (_: ObjectRef, x: Double) -> Double in x }                // spill entry
         try cls.addMethod("six:", types: "q@:qqqqqqq", rawBody: { _, _ in })                   // stack arguments
-        let names = ["one", "two:", "three:b:", "four:b:c:", "five:", "six:"]
+        let names = ["one", "two:", "three:b:", "four:b:c:", "kept:b:", "five:", "six:"]
+        for name in names.prefix(4) {
+            var context: UnsafeMutableRawPointer?, target: UnsafeRawPointer?
+            sf_tramp_words(cls.ownMethod(for: Selector(name))!.implementation.address, &context, &target)
+            XCTAssertEqual(UnsafeRawPointer(context), target, "\(name): a selector-dropping slot")
+        }
         var slots = names.map { ($0, cls.ownMethod(for: Selector($0))!.implementation) }
         let hooked = ["one", "five:", "six:"]
         let hooks = try hooked.map { name in try cls.hook(Selector(name), .instead) { try $0.proceed() } }
