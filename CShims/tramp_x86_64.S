@@ -149,6 +149,5 @@ SF_END_FUNCTION \name
     INT_NOTHROW sf_tramp_int_nothrow2, %r8, SHIFT2
     INT_NOTHROW sf_tramp_int_nothrow3, %r9, SHIFT3
 
-
 #endif
     .section .note.GNU-stack,"",@progbits

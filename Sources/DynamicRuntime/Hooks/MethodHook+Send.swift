@@ -32,18 +32,16 @@ private func hookSendFailure(_ failure: UnsafeMutableRawPointer) -> RuntimeError
 /// return words (zero: the chain's cleared return storage), then room for an argument vector
 /// over the words, filled on first use. Only the state and the words are written per call.
 enum HookWordCall {
-    static var wordsOffset: Int { MemoryLayout<HookCallState>.stride }
-    static var returnOffset: Int { wordsOffset + 40 }
-    static var argvOffset: Int { wordsOffset + 56 }
-    static var size: Int { argvOffset + 40 }
+    /// The block's bytes: the state, then seven words (`HookCallState.words`), then five pointers.
+    static var size: Int { MemoryLayout<HookCallState>.stride + 12 * 8 }
 
     /// The word call's argument vector, built now (over its words) if nothing asked before.
     @inline(never)
     static func argumentVector(_ state: UnsafeMutablePointer<HookCallState>) -> UnsafeMutablePointer<UnsafeMutableRawPointer?> {
         if let argv = state.pointee.argv { return argv }
-        let base = UnsafeMutableRawPointer(state)
-        let argv = (base + argvOffset).bindMemory(to: UnsafeMutableRawPointer?.self, capacity: 5)
-        for i in 0..<5 { (argv + i).initialize(to: base + wordsOffset + 8 * i) }
+        let words = HookCallState.words(state)
+        let argv = UnsafeMutableRawPointer(words + 7).bindMemory(to: UnsafeMutableRawPointer?.self, capacity: 5)
+        for i in 0..<5 { (argv + i).initialize(to: UnsafeMutableRawPointer(words + i)) }
         state.pointee.argv = argv
         return argv
     }
@@ -56,8 +54,8 @@ enum HookWordCall {
                      _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64,
                      _ body: (UnsafeMutablePointer<HookCallState>) -> Void) -> UInt64 {
         _withUnprotectedUnsafeTemporaryAllocation(byteCount: size, alignment: 16) { block in
-            let base = block.baseAddress.unsafelyUnwrapped
-            let words = (base + wordsOffset).bindMemory(to: UInt64.self, capacity: 7)
+            let p = block.baseAddress.unsafelyUnwrapped.bindMemory(to: HookCallState.self, capacity: 1)
+            let words = UnsafeMutableRawPointer(HookCallState.words(p)).bindMemory(to: UInt64.self, capacity: 7)
             words.initialize(to: o)
             (words + 1).initialize(to: s)
             (words + 2).initialize(to: a)
@@ -65,8 +63,7 @@ enum HookWordCall {
             (words + 4).initialize(to: c)
             (words + 5).initialize(to: 0)
             (words + 6).initialize(to: 0)
-            let p = base.bindMemory(to: HookCallState.self, capacity: 1)
-            p.initialize(to: HookCallState(chainRef: chainRef, innerRef: inner, argv: nil, returnStorage: base + returnOffset,
+            p.initialize(to: HookCallState(chainRef: chainRef, innerRef: inner, argv: nil, returnStorage: UnsafeMutableRawPointer(words + 5),
                                            progress: HookProgress(index: next, insteadCount: instead,
                                                                   outerInsteadCount: instead, isWordCall: true)))
             body(p)
@@ -77,9 +74,9 @@ enum HookWordCall {
 
 extension MethodHook {
     /// Runs the hook over argument words (receiver, selector, up to three more) and returns the
-    /// first return word, and the failure (see `hookSendWords`); the caller holds a read section. An instead-only chain (no before
-    /// or after hooks, no one-shot hook, not merged with another) is run here without the
-    /// general loop: its first hook is called from the box the hook publishes, which names
+    /// first return word and the hook's error, if any, in a `PendingError` box (+1); the caller
+    /// holds a read section. An instead-only chain (no before or after hooks, no one-shot hook,
+    /// not merged with another) is run here without the general loop: its first hook is called from the box the hook publishes, which names
     /// its chain, as `proceed()` would call it. A hidden entry's chain (the receiver's own)
     /// takes the same path when it is instead-only.
     @inline(__always)

@@ -10,7 +10,7 @@ final class MethodHook: @unchecked Sendable {
     @usableFromInline let selector: Selector
     let signature: Signature
     // What the call path reads on every call, inline so that it is one load from the hook (the
-    // typed send reaches the hook from its method record):
+    // typed send reaches the hook from its method entry, `sf_method.hook_bits`):
     /// The current immutable chain, retained; replaced whole (lock held), the old one retired.
     private let chainBits = Atomic<UInt>(0)
     /// The current chain's first-instead box (`InsteadBody`, which names its chain), or 0 when
