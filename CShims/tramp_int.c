@@ -19,45 +19,35 @@ static _Atomic(sf_tramp_int_failure_fn) failure;
 
 void sf_tramp_set_int_failure(sf_tramp_int_failure_fn fn) { atomic_store_explicit(&failure, fn, memory_order_release); }
 
-/* The receiver's visible class, read before the body runs: the body may free the receiver. */
-static inline sf_class_t visible_class(sf_id self) {
-    sf_class_t cls = self ? sf_object_isa(self) : NULL;
-    while (cls && (cls->info & SF_CLASS_HIDDEN)) cls = cls->superclass;
-    return cls;
-}
-
-/* A thrown error (owned) goes to Swift, which records it for C and leaves it pending for the
- * sender; the C caller gets zero. */
-__attribute__((noinline, cold)) static intptr_t failed(void *error, sf_class_t cls, sf_sel sel) {
-    atomic_load_explicit(&failure, memory_order_acquire)(error, cls, sel);
+/* A thrown error (owned) goes to Swift, which names the method from the closure (its owner:
+ * the thunk never reads the receiver, which C may pass as any word and the body may free),
+ * records it for C and leaves it pending for the sender; the C caller gets zero. */
+__attribute__((noinline, cold)) static intptr_t failed(void *error, const struct sf_swift_closure *c, sf_sel sel) {
+    atomic_load_explicit(&failure, memory_order_acquire)(error, c, sel);
     return 0;
 }
 
 intptr_t sf_tramp_int_throwing0(sf_id self, sf_sel sel, const struct sf_swift_closure *c) {
-    sf_class_t cls = visible_class(self);
     void *error = NULL;
     intptr_t r = ((int_body0)c->function)(self, (void *)c->context, &error);
-    return __builtin_expect(error != NULL, 0) ? failed(error, cls, sel) : r;
+    return __builtin_expect(error != NULL, 0) ? failed(error, c, sel) : r;
 }
 
 intptr_t sf_tramp_int_throwing1(sf_id self, sf_sel sel, intptr_t a, const struct sf_swift_closure *c) {
-    sf_class_t cls = visible_class(self);
     void *error = NULL;
     intptr_t r = ((int_body1)c->function)(self, a, (void *)c->context, &error);
-    return __builtin_expect(error != NULL, 0) ? failed(error, cls, sel) : r;
+    return __builtin_expect(error != NULL, 0) ? failed(error, c, sel) : r;
 }
 
 intptr_t sf_tramp_int_throwing2(sf_id self, sf_sel sel, intptr_t a, intptr_t b, const struct sf_swift_closure *c) {
-    sf_class_t cls = visible_class(self);
     void *error = NULL;
     intptr_t r = ((int_body2)c->function)(self, a, b, (void *)c->context, &error);
-    return __builtin_expect(error != NULL, 0) ? failed(error, cls, sel) : r;
+    return __builtin_expect(error != NULL, 0) ? failed(error, c, sel) : r;
 }
 
 intptr_t sf_tramp_int_throwing3(sf_id self, sf_sel sel, intptr_t a, intptr_t b, intptr_t c3,
                                 const struct sf_swift_closure *c) {
-    sf_class_t cls = visible_class(self);
     void *error = NULL;
     intptr_t r = ((int_body3)c->function)(self, a, b, c3, (void *)c->context, &error);
-    return __builtin_expect(error != NULL, 0) ? failed(error, cls, sel) : r;
+    return __builtin_expect(error != NULL, 0) ? failed(error, c, sel) : r;
 }

@@ -148,10 +148,10 @@ void sf_tramp_int_nothrow3(void);
 struct sf_object;
 struct sf_class;
 struct sf_selector;
-/* The targets of throwing closures' slots (0-3 arguments; tramp_int.c): the receiver's class is
- * read before the call (an error names it, and the body may free the receiver), and a thrown
- * error goes to the function set with sf_tramp_set_int_failure, which takes ownership of it. */
-typedef void (*sf_tramp_int_failure_fn)(void *error, struct sf_class *cls, const struct sf_selector *sel);
+/* The targets of throwing closures' slots (0-3 arguments; tramp_int.c): they never read the
+ * receiver; a thrown error goes, with the closure that threw it, to the function set with
+ * sf_tramp_set_int_failure, which takes ownership of the error. */
+typedef void (*sf_tramp_int_failure_fn)(void *error, const struct sf_swift_closure *closure, const struct sf_selector *sel);
 void sf_tramp_set_int_failure(sf_tramp_int_failure_fn fn);
 intptr_t sf_tramp_int_throwing0(struct sf_object *self, const struct sf_selector *sel, const struct sf_swift_closure *c);
 intptr_t sf_tramp_int_throwing1(struct sf_object *self, const struct sf_selector *sel, intptr_t a,

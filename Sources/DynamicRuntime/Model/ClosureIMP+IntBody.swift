@@ -99,12 +99,22 @@ extension ClosureIMP {
 }
 
 /// A throwing `Int` body's error, from its C thunk (`tramp_int.c`): the thunk hands over the
-/// error it owns, which goes to the sender as a pending error (the caller gets zero), as a
-/// word body's does.
-private let intBodyFailure: sf_tramp_int_failure_fn = { error, cls, sel in
+/// error it owns and the closure words it called, which name the method's owner; the error
+/// goes to the sender as a pending error (the caller gets zero), as a word body's does.
+private let intBodyFailure: sf_tramp_int_failure_fn = { error, closure, sel in
     guard var word = error else { return }
     let e = withUnsafeMutablePointer(to: &word) { $0.withMemoryRebound(to: (any Error).self, capacity: 1) { $0.move() } }
-    raiseWordFailure(e, cls, UInt64(UInt(bitPattern: sel)))
+    raiseWordFailure(e, closure.flatMap { IntBodyOwners.name(UnsafeRawPointer($0)) }, UInt64(UInt(bitPattern: sel)))
+}
+
+/// The owners' names of throwing `Int` bodies, by the address of their closure words: what
+/// their C thunks know of them. Read only when a body throws.
+enum IntBodyOwners {
+    nonisolated(unsafe) private static let names = Locked<[UnsafeRawPointer: String]>([:])
+
+    static func add(_ words: UnsafeRawPointer, _ name: String) { names.withLock { $0[words] = name } }
+    static func remove(_ words: UnsafeRawPointer) { _ = names.withLock { $0.removeValue(forKey: words) } }
+    static func name(_ words: UnsafeRawPointer) -> String? { names.withLock { $0[words] } }
 }
 
 /// Installs `intBodyFailure` once, before the first throwing `Int` slot is made.

@@ -10,13 +10,17 @@ extension ClosureIMP {
     /// body ran, which may have freed the receiver), records it for C and returns it.
     @usableFromInline
     static func failure(_ error: any Error, receiverClass cls: sf_class_t?, _ sel: UInt64) -> RuntimeError {
+        failure(error, className: cls.map { String(cString: sf_class_getName($0)) }, sel)
+    }
+
+    /// A throw from a body called through its IMP, naming the method's owner.
+    static func failure(_ error: any Error, className: String?, _ sel: UInt64) -> RuntimeError {
         let e: RuntimeError
         if let r = error as? RuntimeError {
             e = r
         } else {
-            let name = cls.map { String(cString: sf_class_getName($0)) } ?? "nil"
             let selector = Selector(raw: sf_sel(bitPattern: UInt(sel))!)
-            e = .implementationFailed(.init(className: name, selector: selector.name, underlying: error))
+            e = .implementationFailed(.init(className: className, selector: selector.name, underlying: error))
         }
         e.record()
         return e
@@ -44,11 +48,10 @@ extension ClosureIMP {
 private func callWordBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64,
                           _ a4: UInt64) -> UInt64 {
     Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in
-        let cls = ClosureIMP.receiverClass(a0)
         do {
             return try box.wordBody(a0, a1, a2, a3, a4, 0)
         } catch {
-            raiseWordFailure(error, cls, a1)
+            raiseWordFailure(error, box.ownerName, a1)
             return 0
         }
     }
@@ -56,8 +59,8 @@ private func callWordBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64,
 
 /// Out of line, so that the thunks keep a small frame.
 @inline(never)
-func raiseWordFailure(_ error: any Error, _ cls: sf_class_t?, _ sel: UInt64) {
-    Runtime.raise(ClosureIMP.failure(error, receiverClass: cls, sel))
+func raiseWordFailure(_ error: any Error, _ className: String?, _ sel: UInt64) {
+    Runtime.raise(ClosureIMP.failure(error, className: className, sel))
 }
 
 private typealias W = UInt64

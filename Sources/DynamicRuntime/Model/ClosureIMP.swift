@@ -37,6 +37,12 @@ final class ClosureIMP: @unchecked Sendable {
     /// registers: callers may call it as a plain C function, no error can come back.
     let entersAsPlainFunction: Bool
     private let directBox: AnyObject?
+    /// The class the method was made for, which an error from a call through the IMP names:
+    /// the IMP never reads its receiver (C may call it with any word as `self`, and the body
+    /// may free the receiver before it throws). Sends name the receiver's class themselves.
+    let ownerName: String?
+    /// Whether `IntBodyOwners` maps this body's closure words to `ownerName`.
+    private let listsIntOwner: Bool
 
     /// A register entry chosen by the caller (a hook's): the slot loads `context` into the
     /// register `kind` names and jumps to `target`; `body` still serves every other caller.
@@ -46,9 +52,10 @@ final class ClosureIMP: @unchecked Sendable {
         let context: UnsafeRawPointer
     }
 
-    init(signature: Signature, registerEntry: RegisterEntry? = nil, body: @escaping ClosureBody,
+    init(signature: Signature, owner: String? = nil, registerEntry: RegisterEntry? = nil, body: @escaping ClosureBody,
          wordBody: WordBody? = nil, direct: DirectIntBody? = nil) throws(RuntimeError) {
         self.signature = signature
+        self.ownerName = owner
         self.body = body
         let trampolines = sf_tramp_enabled() != 0
         // SF_TRAMPOLINES=0 turns off every fast path of issue 12, so the fallback is measured whole.
@@ -57,6 +64,10 @@ final class ClosureIMP: @unchecked Sendable {
         self.wordBody = hasWordBody && wordBody != nil ? wordBody! : { _, _, _, _, _, _ in 0 }
         self.directBox = direct?.box
         self.direct = direct.map { UnsafeRawPointer(Unmanaged.passUnretained($0.box).toOpaque()) }
+        // A throwing `Int` body's C thunk finds the owner's name through its closure words.
+        self.listsIntOwner = owner != nil && trampolines && signature.storage.layout != nil && registerEntry == nil
+            && direct.map { !$0.nonThrowing && $0.arity < 4 } == true
+        if listsIntOwner, let owner, let direct { IntBodyOwners.add(direct.closureWords, owner) }
         self.entersAsPlainFunction = trampolines && signature.storage.layout != nil && registerEntry == nil
             && direct.map { $0.nonThrowing && $0.arity < 4 } == true
         if trampolines, let layout = signature.storage.layout {
@@ -96,6 +107,7 @@ final class ClosureIMP: @unchecked Sendable {
             }
             guard let code else {
                 context?.deallocate()
+                if listsIntOwner, let direct { IntBodyOwners.remove(direct.closureWords) }
                 throw .implementationFailed(.init(reason: "no trampoline slot could be mapped"))
             }
             self.closure = nil
@@ -128,6 +140,7 @@ final class ClosureIMP: @unchecked Sendable {
     }
 
     deinit {
+        if listsIntOwner, let directBox { IntBodyOwners.remove(_getUnsafePointerToStoredProperties(directBox)) }
         if let closure {
             sf_ffi_closure_free(closure)
         } else {
@@ -149,12 +162,11 @@ final class ClosureIMP: @unchecked Sendable {
     /// sf_last_error()).
     @inline(__always)
     func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
-        let receiverClass = Runtime.receiverClass(args)
         do {
             try body(ret, args)
         } catch {
             ret.initializeMemory(as: UInt8.self, repeating: 0, count: signature.storage.returnSize)
-            let e = Runtime.wrap(error, receiverClass: receiverClass, args)
+            let e = Runtime.wrap(error, className: ownerName, args)
             e.record()
             Runtime.raise(e)
         }

@@ -142,7 +142,7 @@ extension RuntimeClass {
             let key = try Signature(implied).storage.raw.pointee.key
             exact = key != 0 && sig.storage.raw.pointee.key == key
         }
-        let box = try ClosureIMP(signature: sig, body: body, wordBody: word, direct: exact ? direct : nil)
+        let box = try ClosureIMP(signature: sig, owner: name, body: body, wordBody: word, direct: exact ? direct : nil)
         return (box.imp, sig)
     }
 
@@ -155,7 +155,7 @@ extension RuntimeClass {
     public func addMethod(_ selector: Selector, types: String,
                           rawBody: @escaping @Sendable (UnsafeMutableRawPointer, UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws -> Void) throws(RuntimeError) -> Method {
         let sig = try Signature(types)
-        let box = try ClosureIMP(signature: sig, body: rawBody)
+        let box = try ClosureIMP(signature: sig, owner: name, body: rawBody)
         return try install(selector, box.imp, sig, replacing: false).method
     }
 

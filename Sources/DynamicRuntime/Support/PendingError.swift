@@ -55,9 +55,14 @@ extension Runtime {
     /// `receiverClass`, taken before the call).
     static func wrap(_ error: any Error, receiverClass cls: sf_class_t?,
                      _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> RuntimeError {
+        wrap(error, className: cls.map { String(cString: sf_class_getName($0)) }, args)
+    }
+
+    /// The error a closure threw, as a runtime error naming the method of class `className`.
+    static func wrap(_ error: any Error, className: String?,
+                     _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> RuntimeError {
         if let e = error as? RuntimeError { return e }
         let sel = Selector(raw: args[1]!.load(as: sf_sel.self))
-        let name = cls.map { String(cString: sf_class_getName($0)) }
-        return .implementationFailed(.init(className: name, selector: sel.name, underlying: error))
+        return .implementationFailed(.init(className: className, selector: sel.name, underlying: error))
     }
 }
