@@ -46,8 +46,9 @@ extension MessageReceiver {
     /// the values it retained; assigned ones are only forgotten.
     public func removeAssociatedValues() {
         guard let raw = receiver.raw, let table = ObjectSideTable.of(raw, create: false) else { return }
-        table.releaseAssociations()
+        let values = table.takeAssociations()
         ObjectSideTable.dropIfUnused(raw, table)
+        for v in values { ObjectSideTable.releaseLast(v) }
     }
 }
 

@@ -49,8 +49,10 @@ extension MessageReceiver {
     @discardableResult
     public func removeDeallocObserver(_ token: DeallocObserverToken) -> Bool {
         guard let raw = receiver.raw, let table = ObjectSideTable.of(raw, create: false) else { return false }
-        guard table.removeObserver(token) else { return false }
+        guard let removed = table.removeObserver(token) else { return false }
         ObjectSideTable.dropIfUnused(raw, table)
+        // Dropped last: the closure's captures may own the object.
+        withExtendedLifetime(removed) {}
         return true
     }
 }

@@ -69,13 +69,14 @@ extension ObjectSideTable {
 extension ObjectSideTable {
     /// Stores `value` under `key` in `obj`'s table (the one implementation for Swift and C).
     static func store(_ value: Value, for key: UnsafeRawPointer, of obj: sf_id) {
-        add(to: obj) { $0.set(value, for: key) }
+        let old = add(to: obj) { $0.exchange(value, for: key) }
+        releaseLast(old)
     }
 
     /// Removes the value under `key`, and the table with it if it was the last thing in it.
     static func removeValue(for key: UnsafeRawPointer, of obj: sf_id) {
-        guard let table = of(obj, create: false) else { return }
-        _ = table.set(nil, for: key)
+        guard let table = of(obj, create: false), case let .done(old) = table.exchange(nil, for: key) else { return }
         dropIfUnused(obj, table)
+        releaseLast(old)
     }
 }

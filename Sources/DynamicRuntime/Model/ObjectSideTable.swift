@@ -83,17 +83,23 @@ final class ObjectSideTable: @unchecked Sendable {
     /// deallocating (under the lock).
     var holdsNothing: Bool { !deallocating && associations.isEmpty && observers.isEmpty }
 
-    /// Stores (or, for nil, removes) the value under `key`; `.detached`, storing nothing, if
-    /// the table was dropped meanwhile.
-    func set(_ value: Value?, for key: UnsafeRawPointer) -> Added<Void> {
-        let (added, old): (Added<Void>, Value?) = withLock {
-            guard let value else { return (.done(()), associations.removeValue(forKey: key)) }
-            if detached { return (.detached, nil) }
-            return (.done(()), associations.updateValue(value, forKey: key))
+    /// Stores (or, for nil, removes) the value under `key`, returning the value it displaced
+    /// for the caller to release last (`releaseLast`); `.detached`, storing nothing, if the
+    /// table was dropped meanwhile.
+    func exchange(_ value: Value?, for key: UnsafeRawPointer) -> Added<Value?> {
+        withLock {
+            guard let value else { return .done(associations.removeValue(forKey: key)) }
+            if detached { return .detached }
+            return .done(associations.updateValue(value, forKey: key))
         }
-        // Released outside the lock: a release may deallocate and re-enter.
-        if case let .object(o)? = old { sf_release_inline(o) }
-        return added
+    }
+
+    /// Releases what was taken out of an object. Called after the last access to that object:
+    /// the value may be its last owner, so the release may free it (objc4 releases an old
+    /// association last for the same reason). Outside every lock, as it may re-enter.
+    static func releaseLast(_ value: consuming Value?) {
+        // A Swift value is destroyed here too, at the end of this call.
+        if case let .object(o)? = consume value { sf_release_inline(o) }
     }
 
     func get(_ key: UnsafeRawPointer) -> Value? {
@@ -126,13 +132,13 @@ final class ObjectSideTable: @unchecked Sendable {
         }
     }
 
-    func removeObserver(_ token: DeallocObserverToken) -> Bool {
-        let removed = withLock { () -> ((ObjectRef) -> Void)? in
+    /// Removes the observer `token` names and returns its closure, for the caller to drop
+    /// after its last access to the object (the closure's captures may own it).
+    func removeObserver(_ token: DeallocObserverToken) -> ((ObjectRef) -> Void)? {
+        withLock { () -> ((ObjectRef) -> Void)? in
             guard let i = observers.firstIndex(where: { $0.id == token.id }) else { return nil }
             return observers.remove(at: i).run
         }
-        // Dropped outside the lock: the closure's captures may run arbitrary deinit code.
-        return removed != nil
     }
 
     func runDeallocObservers(_ obj: ObjectRef) {
@@ -145,12 +151,18 @@ final class ObjectSideTable: @unchecked Sendable {
         for o in list { o.run(obj) }
     }
 
-    func releaseAssociations() {
-        let all = withLock {
+    /// Takes every association out of the table; the caller releases them with `releaseLast`
+    /// after its last access to the object.
+    func takeAssociations() -> [Value] {
+        withLock {
             let a = associations
             associations = [:]
-            return a
+            return Array(a.values)
         }
-        for case let .object(o) in all.values { sf_release_inline(o) }
+    }
+
+    /// Releases every association (at deallocation, and for a class's own table).
+    func releaseAssociations() {
+        for v in takeAssociations() { Self.releaseLast(v) }
     }
 }
