@@ -43,7 +43,8 @@ final class HookOrderTests: XCTestCase {
         XCTAssertEqual(try o2.send("value:", 1) as Int, 2)
         XCTAssertEqual(taken(log), ["class-before", "original", "class-after"], "other instances run the class's only")
 
-        // Instead hooks: the class's (newest first), then the object's, then the original.
+        // Instead hooks: the object's (the more specific one), then the class's (newest first),
+        // then the original.
         let c1 = try cls.hook("value:", .instead) { ctx in log.withLock { $0.append("class-instead-1") }; try ctx.proceed() }
         let c2 = try cls.hook("value:", .instead) { ctx in log.withLock { $0.append("class-instead-2") }; try ctx.proceed() }
         let i1 = try o1.hook("value:", .instead) { ctx in
@@ -52,8 +53,8 @@ final class HookOrderTests: XCTestCase {
             try ctx.setReturnValue(try ctx.returnValue(as: Int.self) * 100)
         }
         XCTAssertEqual(try o1.send("value:", 1) as Int, 200)
-        XCTAssertEqual(taken(log), ["class-before", "instance-before", "class-instead-2", "class-instead-1",
-                                    "instance-instead", "original", "class-after", "instance-after"])
+        XCTAssertEqual(taken(log), ["class-before", "instance-before", "instance-instead", "class-instead-2",
+                                    "class-instead-1", "original", "class-after", "instance-after"])
         XCTAssertEqual(try o2.send("value:", 1) as Int, 2)
         XCTAssertEqual(taken(log), ["class-before", "class-instead-2", "class-instead-1", "original", "class-after"])
         for t in tokens + [c1, c2, i1] { XCTAssertTrue(t.remove()) }

@@ -279,7 +279,7 @@ final class HookSendTests: XCTestCase {
                 try ctx.proceed()
                 try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + 1000)
             }
-            XCTAssertEqual(try sendBoth(o, 5, 1, "\(kind) both"), 1032, "\(kind): the object's hook inside the class's")
+            XCTAssertEqual(try sendBoth(o, 5, 1, "\(kind) both"), 2032, "\(kind): the class's hook inside the object's")
             XCTAssertEqual(try sendBoth(other, 5, 1, "\(kind) class"), 1016, "\(kind)")
             classHook.remove()
             // The visible class's method replaced (with each kind) under the object's hook.

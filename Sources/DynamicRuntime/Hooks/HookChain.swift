@@ -7,7 +7,8 @@ import Synchronization
 /// (`HookWordCall`).
 @usableFromInline
 struct HookCallState {
-    /// The class's chain, and a per-object entry's own chain merged after it.
+    /// The class's chain, and a per-object entry's own chain merged with it (before and after
+    /// hooks after the class's, instead hooks before them).
     let chainRef: Unmanaged<HookChain>
     let innerRef: Unmanaged<HookChain>?
     /// The call's argument vector; nil in a word call until something asks for it
@@ -25,8 +26,8 @@ struct HookCallState {
 }
 
 /// A call's progress through its instead hooks, in one word (one store per call): the next
-/// instead hook (bits 0-19), the instead hooks of both chains (20-39) and of the class's chain
-/// alone (40-59), whether the original or the next hook ran (60), and whether the call is a
+/// instead hook (bits 0-19; the object's own come first), the instead hooks of both chains
+/// (20-39) and of the class's chain alone (40-59), whether the original or the next hook ran (60), and whether the call is a
 /// word call (61). A chain holds at most 65,535 hooks at a position.
 @usableFromInline
 struct HookProgress {

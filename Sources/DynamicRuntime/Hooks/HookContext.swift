@@ -47,7 +47,7 @@ public struct HookContext {
     public var signature: Signature { hook.signature }
     /// The implementation the hook wraps (resolved now, for an inherited method).
     public var originalImplementation: IMP { hook.currentOriginal() }
-    /// Whether the receiver has instead hooks of its own on this method, which run inside this
+    /// Whether the receiver has instead hooks of its own on this method, which run before this
     /// class hook's (an engine's instance rule takes precedence over its class rule).
     @inlinable
     package var receiverHasOwnInsteadHooks: Bool { state.pointee.progress.receiverHasOwnInsteadHooks }
@@ -89,16 +89,17 @@ public struct HookContext {
 
     @inline(never)
     private func proceedToNextHook() throws(RuntimeError) {
-        // The class's instead hooks first, then the object's own; a claimed one-shot hook is
-        // passed over. The chains are read in place: no retain per call.
+        // The object's own instead hooks first (the more specific hook is the outer one, as in
+        // Aspects and Stinger), then the class's; a claimed one-shot hook is passed over. The
+        // chains are read in place: no retain per call.
         let s = state
+        let own = Int(s.pointee.progress.insteadCount - s.pointee.progress.outerInsteadCount)
         while true {
             let next = Int(s.pointee.progress.index)
             guard next < s.pointee.progress.insteadCount else { return try callOriginal() }
             s.pointee.progress.index = UInt32(next + 1)
-            let outer = Int(s.pointee.progress.outerInsteadCount)
-            let chain = HookChain.shape(next < outer ? chainRef : innerRef.unsafelyUnwrapped)
-            let at = chain.entries + chain.before + (next < outer ? next : next - outer)
+            let chain = HookChain.shape(next < own ? innerRef.unsafelyUnwrapped : chainRef)
+            let at = chain.entries + chain.before + (next < own ? next : next - own)
             if try HookChain.Entry.run(at, self, hasOnce: chain.hasOnce) { return }
         }
     }

@@ -88,9 +88,9 @@ extension MethodHook {
         classHookBits.store(0, ordering: .releasing)
     }
 
-    /// Runs `chain`, and `inner` position by position after it (class, then object): before
-    /// hooks, instead hooks (or the original), after hooks. Both are read in place (the read
-    /// section keeps them): no retain per call.
+    /// Runs `chain` merged with `inner` position by position: before hooks (class, then
+    /// object), instead hooks (object, then class) or the original, after hooks (class, then
+    /// object). Both are read in place (the read section keeps them): no retain per call.
     @inline(__always)
     func run(_ chainRef: Unmanaged<HookChain>, inner innerRef: Unmanaged<HookChain>?, _ ret: UnsafeMutableRawPointer,
              _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
@@ -128,7 +128,8 @@ extension MethodHook {
         }
     }
 
-    /// Before hooks (class, then object), the instead hooks or the original, after hooks.
+    /// Before hooks (class, then object), the instead hooks (object, then class) or the
+    /// original, after hooks (class, then object).
     private func runAround(_ outer: HookChain.Shape, _ inner: HookChain.Shape?, _ ctx: HookContext) throws(RuntimeError) {
         for i in 0..<outer.before { try HookChain.Entry.run(outer.entries + i, ctx, hasOnce: outer.hasOnce) }
         if let inner { for i in 0..<inner.before { try HookChain.Entry.run(inner.entries + i, ctx, hasOnce: inner.hasOnce) } }

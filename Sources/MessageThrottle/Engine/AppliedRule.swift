@@ -110,8 +110,8 @@ final class AppliedRule: @unchecked Sendable {
         }
         if ctx.receiverHasOwnInsteadHooks, case .instances = rule.target,
            Engine.hasInstanceRule(ctx.target, ctx.selector) {
-            // The object's own hooks run inside the class's (position by position): its
-            // instance rule decides for it, this class rule lets the call through.
+            // The object's own instead hooks run before the class's: its instance rule
+            // decided for it, this class rule lets the call through.
             try ctx.proceed()
             return
         }
