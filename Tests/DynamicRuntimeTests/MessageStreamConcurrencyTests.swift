@@ -3,7 +3,8 @@ import TestSupport
 import XCTest
 @testable import DynamicRuntime
 
-/// Message streams fed from many threads while a task consumes (run under TSan in CI).
+/// Message streams fed from many threads while a task consumes, and ended by their objects'
+/// deallocation on those threads (run under TSan in CI).
 final class MessageStreamConcurrencyTests: XCTestCase {
     func testEveryCallFromEightThreadsArrivesOnce() async throws {
         let cls = try RuntimeClass(name: uniqueName(name))
@@ -52,5 +53,38 @@ final class MessageStreamConcurrencyTests: XCTestCase {
         XCTAssertTrue(refs.allSatisfy { $0.hooks(for: "add:to:").isEmpty })
         XCTAssertEqual(cls.hooks(for: "add:to:").count, 0)
         withExtendedLifetime(objects) {}
+    }
+
+    func testStreamsOfObjectsDeallocatedOnManyThreadsEndAfterTheirCalls() async throws {
+        let cls = try RuntimeClass(name: uniqueName(name))
+        try cls.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) -> Int in a + b }
+        let streams = Locked<[MessageStream]>([])
+        let perThread = 20, calls = 5
+        runThreads(8) { t in
+            for _ in 0..<perThread {
+                guard let obj = try? cls.createInstance(), let stream = try? obj.messages("add:to:") else { continue }
+                for i in 0..<calls { _ = try? obj.send("add:to:", i, t, as: Int.self) }
+                streams.append(stream)
+                // The object goes with this iteration, on this thread.
+            }
+        }
+        let all = streams.take()
+        XCTAssertEqual(all.count, 8 * perThread)
+        let ended = expectation(description: "every stream ended")
+        let counts = Task {
+            var counts: [Int] = []
+            for stream in all {
+                var n = 0
+                for await _ in stream { n += 1 }
+                counts.append(n)
+            }
+            ended.fulfill()
+            return counts
+        }
+        await fulfillment(of: [ended], timeout: 10)
+        counts.cancel() // ends a stream still open if the test failed
+        let seen = await counts.value
+        XCTAssertEqual(seen, Array(repeating: calls, count: 8 * perThread))
+        XCTAssertTrue(cls.hooks(for: "add:to:").isEmpty)
     }
 }

@@ -19,6 +19,20 @@ final class MessageStreamTests: XCTestCase {
 
     private func firstArguments(_ calls: [ObservedCall]) -> [Int?] { calls.map { $0.arguments.first?.intValue } }
 
+    /// What `stream` yields until it ends; a stream still open after `limit` seconds fails the
+    /// test (a bound for a failing test, not a measured time) and is cancelled.
+    private func drain(_ stream: MessageStream, limit: TimeInterval = 10) async -> [ObservedCall] {
+        let ended = expectation(description: "the stream ended")
+        let calls = Locked<[ObservedCall]>([])
+        let consumer = Task {
+            for await call in stream { calls.append(call) }
+            ended.fulfill()
+        }
+        await fulfillment(of: [ended], timeout: limit)
+        consumer.cancel()
+        return calls.take()
+    }
+
     func testAnObjectsStreamSeesItsOwnCallsInOrderWithTheirArguments() async throws {
         let a = try cls.createInstance(), b = try cls.createInstance()
         let stream = try a.messages("add:to:")
@@ -126,6 +140,79 @@ final class MessageStreamTests: XCTestCase {
         for await _ in stream { seen += 1 }
         XCTAssertEqual(seen, 1)
         XCTAssertNil(weak.object, "consumed: let go")
+    }
+
+    // MARK: - the end of an object's streams
+
+    func testAnObjectsStreamEndsAfterItsLastCallWhenTheObjectIsDeallocated() async throws {
+        var obj: Object? = try cls.createInstance()
+        let stream = try obj!.messages("add:to:", .afterOriginal)
+        let seen = Locked<[Int?]>([])
+        let first = expectation(description: "the first call reached the consumer")
+        let ended = expectation(description: "the stream ended")
+        let consumer = Task {
+            for await call in stream {
+                seen.append(call.returnValue?.intValue)
+                if call.arguments.first?.intValue == 1 { first.fulfill() }
+            }
+            ended.fulfill()
+        }
+        XCTAssertEqual(try add(obj!, 1, 2), 3)
+        await fulfillment(of: [first], timeout: 10)
+        // The consumer waits in next() now.
+        XCTAssertEqual(try add(obj!, 3, 4), 7)
+        XCTAssertEqual(try add(obj!, 5, 6), 11)
+        // A call a dealloc observer makes to the dying object is the stream's last.
+        obj!.onDeallocate { dying in _ = try? dying.send("add:to:", 7, 8, as: Int.self) }
+        obj = nil
+        await fulfillment(of: [ended], timeout: 10)
+        XCTAssertEqual(seen.take(), [3, 7, 11, 15], "every call, then the end")
+        consumer.cancel()
+    }
+
+    func testAStreamStartedAfterTheCallsStillEndsWithTheObject() async throws {
+        var obj: Object? = try cls.createInstance()
+        let stream = try obj!.messages("add:to:", bufferingPolicy: .bufferingOldest(2))
+        for i in 1...3 { _ = try add(obj!, i, 0) }
+        let before = Runtime.liveObjectCount
+        obj = nil
+        XCTAssertEqual(Runtime.liveObjectCount, before - 1, "the stream does not keep its object")
+        let seen = await drain(stream)
+        XCTAssertEqual(firstArguments(seen), [1, 2])
+        XCTAssertEqual(stream.droppedCount, 1)
+    }
+
+    func testAClassStreamOutlivesAnInstancesDeallocation() async throws {
+        let stream = try cls.messages("add:to:")
+        var gone: Object? = try cls.createInstance()
+        let ownStream = try gone!.messages("add:to:")
+        let kept = try cls.createInstance()
+        _ = try add(gone!, 1, 0)
+        gone = nil
+        let own = await drain(ownStream)
+        XCTAssertEqual(firstArguments(own), [1], "the instance's own stream ended")
+        _ = try add(kept, 2, 0)
+        var seen: [ObservedCall] = []
+        for await call in stream {
+            seen.append(call)
+            if seen.count == 2 { break }
+        }
+        XCTAssertEqual(firstArguments(seen), [1, 2], "the class's stream goes on after an instance's dealloc")
+        XCTAssertEqual(cls.hooks(for: "add:to:").count, 0, "leaving the loop removed the class hook")
+    }
+
+    func testCancellingAfterTheObjectEndedItsStreamIsHarmless() async throws {
+        var obj: Object? = try cls.createInstance()
+        let stream = try obj!.messages("add:to:")
+        _ = try add(obj!, 1, 0)
+        obj = nil
+        stream.cancel()
+        var seen: [ObservedCall] = []
+        for await call in stream { seen.append(call) }
+        XCTAssertEqual(firstArguments(seen), [1])
+        let other = try cls.createInstance()
+        XCTAssertEqual(try add(other, 2, 2), 4)
+        XCTAssertTrue(other.hooks(for: "add:to:").isEmpty)
     }
 
     // MARK: - deallocation

@@ -17,6 +17,12 @@ public struct Deallocation: Sendable, CustomStringConvertible {
 /// ``cancel()``, or dropping the stream and its iterator — removes the dealloc observer. The
 /// stream does not keep the object alive. A stream made for nil, or for an object already
 /// being deallocated or immortal (a class), ends at once without an element.
+///
+/// The same deallocation ends the object's ``MessageStream``s (`messages(_:_:bufferingPolicy:)`
+/// on the object), through the hook machinery rather than an observer: they end when its own
+/// hooks are dropped, after its dealloc observers and the release of its associations, so a
+/// call those make to the dying object is still seen. This stream's element is produced
+/// earlier, by a dealloc observer.
 public struct DeallocationStream: AsyncSequence, Sendable {
     /// The one element: the deallocation.
     public typealias Element = Deallocation

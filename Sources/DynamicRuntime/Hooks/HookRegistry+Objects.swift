@@ -5,8 +5,11 @@ import CShims
 /// side table) merged with the class's. See docs/architecture.md.
 extension HookRegistry {
     /// Adds a hook of `obj`'s own: it runs for this object only, merged with its class's hooks.
+    /// `objectGone` runs once if `obj` is deallocated with the hook still installed, after the
+    /// hook's last call, outside every lock.
     static func addObjectHook(_ obj: sf_id, _ selector: Selector, _ position: HookPosition, expecting types: String?,
-                              once: Bool = false, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
+                              once: Bool = false, objectGone: (@Sendable () -> Void)? = nil,
+                              _ body: @escaping Body) throws(RuntimeError) -> HookToken {
         _ = installDeallocHandler
         let visible = RuntimeClass.from(sf_object_getClass(obj)!)
         guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
@@ -48,6 +51,7 @@ extension HookRegistry {
             if isa != hidden.raw { sf_object_set_isa(obj, hidden.raw) }
             let token = HookToken(id: id, hook: hook, position: position, side: side)
             if once { oneShotTokens[id] = token }
+            if let objectGone { objectGoneHandlers[id] = objectGone }
             return token
         }
     }
@@ -69,10 +73,11 @@ extension HookRegistry {
     /// Removes hook `id` from the object whose side table is `side`; the object gets its exact
     /// class back when its last hook goes.
     static func removeObjectHook(_ side: ObjectSideTable, _ id: UInt64) -> Bool {
-        let (removed, oneShot) = Runtime.state.lock.withLock { () -> (Bool, HookToken?) in
+        let (removed, oneShot, gone) = Runtime.state.lock.withLock { () -> (Bool, HookToken?, (@Sendable () -> Void)?) in
             let oneShot = oneShotTokens.removeValue(forKey: id)
+            let gone = objectGoneHandlers.removeValue(forKey: id)
             guard let obj = side.hookedObject, let head = side.hooks,
-                  let chain = ObjectHookList.chain(head, containing: id) else { return (false, oneShot) }
+                  let chain = ObjectHookList.chain(head, containing: id) else { return (false, oneShot, gone) }
             let rest = chain.removing(id)
             let newHead = ObjectHookList.replacing(head, chain.selector!, with: rest.isEmpty ? nil : rest)
             side.publishHooks(newHead)
@@ -85,9 +90,10 @@ extension HookRegistry {
                 ObjectSideTable.dropIfUnused(obj)
                 sf_object_set_isa(obj, sf_object_getClass(obj))
             }
-            return (true, oneShot)
+            return (true, oneShot, gone)
         }
-        withExtendedLifetime(oneShot) {}
+        // Dropped after the last access to the object: their captures may own it.
+        withExtendedLifetime((oneShot, gone)) {}
         Runtime.state.collectGarbage()
         return removed
     }
@@ -124,18 +130,21 @@ extension HookRegistry {
         if hook.objectUsers == 0 { uninstall(hook) }
     }
 
-    /// The object is going (its isa is its class again): drop its hooks.
+    /// The object is going (its isa is its class again): drop its hooks, then run what waits
+    /// for its end. No hook of its can run any more, so a stream ends after its last message.
     static func objectDeallocated(_ obj: sf_id, _ hidden: RuntimeClass) {
-        let dropped = Runtime.state.lock.withLock { () -> [HookToken] in
-            guard let side = ObjectSideTable.of(obj, create: false) else { return [] }
+        let (dropped, gone) = Runtime.state.lock.withLock { () -> ([HookToken], [@Sendable () -> Void]) in
+            guard let side = ObjectSideTable.of(obj, create: false) else { return ([], []) }
             let chains = ObjectHookList.chains(side.hooks)
             for c in chains { release(hidden, Selector(raw: c.selector!)) }
             let ids = chains.flatMap { $0.listed.map(\.entry.id) }
             side.publishHooks(nil)
             side.hookedObject = nil
-            return ids.compactMap { oneShotTokens.removeValue(forKey: $0) }
+            return (ids.compactMap { oneShotTokens.removeValue(forKey: $0) },
+                    ids.compactMap { objectGoneHandlers.removeValue(forKey: $0) })
         }
         withExtendedLifetime(dropped) {}
+        for handler in gone { handler() }
         Runtime.state.collectGarbage()
     }
 }

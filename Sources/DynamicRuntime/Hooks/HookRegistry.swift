@@ -7,6 +7,9 @@ enum HookRegistry {
     nonisolated(unsafe) static var nextID: UInt64 = 1
     /// The tokens of hooks that remove themselves after their first call (lock held).
     nonisolated(unsafe) static var oneShotTokens: [UInt64: HookToken] = [:]
+    /// What to run when the object of an object's own hook is deallocated, by hook id (lock
+    /// held): a message stream ends there, after the object's last message.
+    nonisolated(unsafe) static var objectGoneHandlers: [UInt64: @Sendable () -> Void] = [:]
     static let installDeallocHandler: Void = {
         HiddenClassRegistry.onObjectDeallocated = { obj, hidden in HookRegistry.objectDeallocated(obj, hidden) }
     }()

@@ -32,6 +32,11 @@ public struct ObservedCall: Sendable, CustomStringConvertible {
 /// - **Back-pressure**: a sender never waits for the consumer (a hook cannot suspend). Calls
 ///   wait in a buffer whose ``BufferingPolicy`` says what to drop when it is full;
 ///   ``droppedCount`` counts what was dropped.
+/// - **End**: a stream of one object's calls ends when the object is deallocated: the consumer
+///   gets every call made to it, then nil, as RxCocoa's `sentMessage` and `methodInvoked`
+///   complete at dealloc. Calls made while it goes (by its dealloc observers, or as its
+///   associated values are released) come before the end. No instance's deallocation ends a
+///   stream of a class's calls.
 /// - **Cancellation**: the stream is iterated once. Ending that iteration — leaving the loop,
 ///   cancelling the iterating task, or calling ``cancel()`` — removes the hook, as does
 ///   dropping the stream and its iterator; the method is restored when no other hook needs it.
@@ -80,16 +85,25 @@ public struct MessageStream: AsyncSequence, Sendable {
         public mutating func next() async -> ObservedCall? { await base.next() }
     }
 
-    /// Observes `selector` through a hook made by `install`, which receives the hook body.
+    /// Observes `selector` through a hook made by `install`, which receives the hook body and,
+    /// for an object's own hook, what ends the stream when the object is deallocated.
     static func make(_ timing: Timing, _ policy: BufferingPolicy,
-                     install: (@escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken) throws(RuntimeError) -> MessageStream {
+                     install: (_ body: @escaping @Sendable (HookContext) throws -> Void,
+                               _ objectGone: @escaping @Sendable () -> Void) throws(RuntimeError) -> HookToken) throws(RuntimeError) -> MessageStream {
         let subscription = StreamSubscription<ObservedCall>(policy)
         let body: @Sendable (HookContext) throws -> Void = { [continuation = subscription.continuation, counter = subscription.counter] ctx in
             let call = ObservedCall(receiver: ctx.target, selector: ctx.selector, arguments: ctx.argumentValues,
                                     returnValue: timing == .afterOriginal ? ctx.returnValue : nil)
             if case .dropped = continuation.yield(call) { counter.dropped.add(1, ordering: .relaxed) }
         }
-        let token = try install(body)
+        // Weak: the registry holds this until the object goes, and must not keep the stream
+        // (whose end removes the hook) alive.
+        let objectGone: @Sendable () -> Void = { [weak subscription, continuation = subscription.continuation] in
+            // The hook went with the object: nothing left to remove when the stream ends.
+            subscription?.detach()
+            continuation.finish()
+        }
+        let token = try install(body, objectGone)
         subscription.attach { token.remove() }
         return MessageStream(subscription: subscription)
     }

@@ -9,8 +9,14 @@ extension ObjectRef {
     @discardableResult
     public func hook(_ selector: Selector, _ position: HookPosition = .before, expecting types: String? = nil,
                      _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
+        try hook(selector, position, expecting: types, objectGone: nil, body)
+    }
+
+    /// `hook`, with `objectGone` run if the object is deallocated while the hook is installed.
+    func hook(_ selector: Selector, _ position: HookPosition, expecting types: String?, objectGone: (@Sendable () -> Void)?,
+              _ body: @escaping @Sendable (HookContext) throws -> Void) throws(RuntimeError) -> HookToken {
         guard let raw else { throw .hookFailed(.init(selector: selector.name, expected: "an object", actual: "nil")) }
-        return try HookRegistry.addObjectHook(raw, selector, position, expecting: types, wrapHookBody(body))
+        return try HookRegistry.addObjectHook(raw, selector, position, expecting: types, objectGone: objectGone, wrapHookBody(body))
     }
 }
 
