@@ -23,6 +23,8 @@ public final class SelectorTimer: @unchecked Sendable, CustomStringConvertible {
         var userInfo: (any Sendable)?
         var cfTimer: CFRunLoopTimer?
         var fireDate: CFAbsoluteTime
+        /// When it last fired: the date CF fired it for, or the moment of a `fire()`.
+        var lastFire: CFAbsoluteTime?
         var tolerance: TimeInterval = 0
         var scheduled = false
         var valid = true
@@ -113,8 +115,8 @@ public final class SelectorTimer: @unchecked Sendable, CustomStringConvertible {
             guard !s.scheduled else { return .failure(.alreadyScheduled(selector: selector.name)) }
             s.scheduled = true
             if s.fireDate.isNaN { s.fireDate = Modes.absolute(after: initialDelay) }
-            let cfTimer = CFRunLoopTimerCreateWithHandler(nil, s.fireDate, repeats ? timeInterval : 0, 0, 0) { [self] _ in
-                runLoopFired()
+            let cfTimer = CFRunLoopTimerCreateWithHandler(nil, s.fireDate, repeats ? timeInterval : 0, 0, 0) { [self] timer in
+                runLoopFired(timer)
             }
             if let cfTimer { CFRunLoopTimerSetTolerance(cfTimer, s.tolerance) }
             s.cfTimer = cfTimer
@@ -128,8 +130,10 @@ public final class SelectorTimer: @unchecked Sendable, CustomStringConvertible {
     /// Whether the timer will still fire.
     public var isValid: Bool { state.withLock { $0.valid } }
 
-    /// The next fire date; after invalidation, the last one (Linux's CF would read the
-    /// reference date). Setting it moves the next fire.
+    /// The next fire date; after invalidation, the date it last fired, as Cocoa documents
+    /// (Linux's CF would read the reference date): the date a run-loop fire was due, or the
+    /// moment of a ``fire()``. A timer invalidated before it ever fired reads the date it
+    /// would have fired. Setting it moves the next fire.
     public var fireDate: Date {
         get {
             Date(timeIntervalSinceReferenceDate: state.withLock { s in
@@ -165,7 +169,7 @@ public final class SelectorTimer: @unchecked Sendable, CustomStringConvertible {
 
     /// Sends the message now, on this thread, without changing the schedule of a repeating
     /// timer; a one-shot timer is invalidated after. Does nothing once invalidated.
-    public func fire() { deliver(scheduledFire: false) }
+    public func fire() { deliver(at: CFAbsoluteTimeGetCurrent()) }
 
     /// Stops the timer: removes it from its run loop and releases its target, its proxy and
     /// ``userInfo``. Idempotent; any thread.
@@ -173,7 +177,12 @@ public final class SelectorTimer: @unchecked Sendable, CustomStringConvertible {
         let released: (CFRunLoopTimer?, CapturedMessage?, Object?, (any Sendable)?) = state.withLock { s in
             guard s.valid else { return (nil, nil, nil, nil) }
             s.valid = false
-            if let t = s.cfTimer, s.scheduled { s.fireDate = CFRunLoopTimerGetNextFireDate(t) }
+            // After a fire, CF's next fire date is already the slot after it.
+            if let last = s.lastFire {
+                s.fireDate = last
+            } else if let t = s.cfTimer, s.scheduled {
+                s.fireDate = CFRunLoopTimerGetNextFireDate(t)
+            }
             defer { (s.cfTimer, s.message, s.weakProxy, s.userInfo) = (nil, nil, nil, nil) }
             return (s.cfTimer, s.message, s.weakProxy, s.userInfo)
         }
@@ -182,12 +191,19 @@ public final class SelectorTimer: @unchecked Sendable, CustomStringConvertible {
         _ = released
     }
 
-    private func runLoopFired() { deliver(scheduledFire: true) }
+    // In its callout CF has not moved the next fire date yet: it reads the date being fired.
+    private func runLoopFired(_ timer: CFRunLoopTimer?) {
+        deliver(at: timer.map(CFRunLoopTimerGetNextFireDate) ?? CFAbsoluteTimeGetCurrent())
+    }
 
-    private func deliver(scheduledFire: Bool) {
+    private func deliver(at date: CFAbsoluteTime) {
         deliveryLock.lock()
         defer { deliveryLock.unlock() }
-        guard let (message, proxy) = state.withLock({ s in s.message.map { ($0, s.weakProxy) } }) else { return }
+        guard let (message, proxy) = state.withLock({ s -> (CapturedMessage, Object?)? in
+            guard let message = s.message else { return nil }
+            s.lastFire = date
+            return (message, s.weakProxy)
+        }) else { return }
         if let proxy, Proxy.weakTarget(of: proxy) == nil {
             invalidate()
             return

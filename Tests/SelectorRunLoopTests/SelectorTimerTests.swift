@@ -100,19 +100,54 @@ final class SelectorTimerTests: XCTestCase {
         XCTAssertEqual(timer.fireDate.timeIntervalSinceReferenceDate, later.timeIntervalSinceReferenceDate, accuracy: 0.001)
         spin(passes: 5)
         XCTAssertEqual(recorder.count, 2)
-        timer.fireDate = Date()
+        let moved = Date()
+        timer.fireDate = moved
         XCTAssertTrue(spin { recorder.count == 3 })
         XCTAssertGreaterThan(timer.fireDate, Date(timeIntervalSinceNow: 30), "the next fire is an interval later")
-        let last = timer.fireDate
         timer.invalidate()
-        XCTAssertEqual(timer.fireDate, last, "an invalidated timer keeps its last fire date")
+        XCTAssertEqual(timer.fireDate.timeIntervalSinceReferenceDate, moved.timeIntervalSinceReferenceDate, accuracy: 1e-6,
+                       "an invalidated timer reads the date it last fired")
         timer.fire()
         XCTAssertEqual(recorder.count, 3, "fire() does nothing once invalidated")
 
         let oneShot = try SelectorTimer(timeInterval: 60, target: target, selector: "ping", repeats: false)
+        let before = Date()
         oneShot.fire()
+        let after = Date()
         XCTAssertFalse(oneShot.isValid, "a one-shot timer is invalidated by fire()")
         XCTAssertEqual(recorder.count, 4)
+        // CF's clock reads microseconds; Date()'s finer: compare with a millisecond's slack.
+        XCTAssertTrue((before.addingTimeInterval(-0.001)...after.addingTimeInterval(0.001)).contains(oneShot.fireDate),
+                      "it last fired at the fire() call")
+    }
+
+    func testAnInvalidatedRepeatingTimerReadsTheDateItLastFired() throws {
+        let recorder = try Recorder()
+        let target = try recorder.make()
+        // Overdue: it fires on the next pass, and CF moves its next fire past now, an hour off.
+        let due = Date(timeIntervalSinceNow: -10)
+        let timer = try SelectorTimer(fireAt: due, interval: 3600, target: target, selector: "ping", repeats: true)
+        try timer.schedule()
+        XCTAssertTrue(spin { recorder.count == 1 })
+        XCTAssertGreaterThan(timer.fireDate, Date(timeIntervalSinceNow: 60), "while valid: the next fire")
+        timer.invalidate()
+        XCTAssertEqual(timer.fireDate.timeIntervalSinceReferenceDate, due.timeIntervalSinceReferenceDate, accuracy: 1e-6,
+                       "invalidated: the date it last fired, not the slot after it")
+        spin(passes: 3)
+        XCTAssertEqual(timer.fireDate.timeIntervalSinceReferenceDate, due.timeIntervalSinceReferenceDate, accuracy: 1e-6)
+        XCTAssertEqual(recorder.count, 1)
+    }
+
+    func testATimerInvalidatedByItsMethodReadsTheFireThatRanIt() throws {
+        let recorder = try Recorder()
+        let target = try recorder.make()
+        recorder.onTick.mutate { $0 = { timerObject in try? timerObject.send("invalidate", as: Void.self) } }
+        let due = Date(timeIntervalSinceNow: -5)
+        let timer = try SelectorTimer(fireAt: due, interval: 3600, target: target, selector: "tick:", repeats: true)
+        try timer.schedule()
+        XCTAssertTrue(spin { !timer.isValid })
+        XCTAssertEqual(recorder.count, 1)
+        XCTAssertEqual(timer.fireDate.timeIntervalSinceReferenceDate, due.timeIntervalSinceReferenceDate, accuracy: 1e-6)
     }
 
     func testToleranceIsRecordedAndBadValuesReadAsZero() throws {
