@@ -90,10 +90,19 @@ extension MessageReceiver {
 extension Thread {
     /// A thread (not started) whose body sends `selector` to `target` with `object`, as
     /// `-[NSThread initWithTarget:selector:object:]`. Target and object are retained until it
-    /// has run.
+    /// has run, then released, as Cocoa releases them when the thread exits.
     public convenience init(target: some MessageReceiver, selector: Selector, object: Object? = nil) throws(RunLoopError) {
-        let message = try CapturedMessage(target: target.receiver, selector: selector, argument: object?.ref ?? .nil)
-        self.init { message.deliver(source: "thread") }
+        let message = Locked<CapturedMessage?>(try CapturedMessage(target: target.receiver, selector: selector,
+                                                                   argument: object?.ref ?? .nil))
+        // Foundation keeps the block until the Thread object is freed: the body takes the
+        // message out, so that it goes when the body ends.
+        self.init {
+            let taken = message.withLock { m in
+                defer { m = nil }
+                return m
+            }
+            taken?.deliver(source: "thread")
+        }
     }
 }
 

@@ -124,4 +124,24 @@ final class PerformRequestTests: XCTestCase {
             guard case .unsupportedSignature = $0 as? RunLoopError else { return XCTFail("\($0)") }
         }
     }
+
+    func testAThreadWithATargetReleasesTargetAndObjectOnceItsBodyHasRun() throws {
+        let recorder = try Recorder()
+        var target: Object? = try recorder.make()
+        var argument: Object? = try recorder.make()
+        let targetFreed = DeallocFlag(target!), argumentFreed = DeallocFlag(argument!)
+        let thread = try Thread(target: target!, selector: "take:", object: argument)
+        target = nil
+        argument = nil
+        XCTAssertFalse(targetFreed.deallocated, "retained until it has run")
+        XCTAssertFalse(argumentFreed.deallocated)
+        thread.start()
+        let deadline = Date(timeIntervalSinceNow: 10)
+        while !thread.isFinished && Date() < deadline { usleep(1000) }
+        XCTAssertTrue(thread.isFinished)
+        XCTAssertEqual(recorder.selectors, ["take:"])
+        XCTAssertTrue(targetFreed.deallocated, "released when the thread has run, while the Thread object lives on")
+        XCTAssertTrue(argumentFreed.deallocated)
+        withExtendedLifetime(thread) {}
+    }
 }
