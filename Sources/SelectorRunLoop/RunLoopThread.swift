@@ -8,7 +8,8 @@ import Foundation
 /// on Linux and `NSMachPort` is unavailable; notes: keep-alive). The loop runs in the default
 /// mode, pass after pass, until stopped (`CFRunLoopStop` alone ends only the current pass).
 public final class RunLoopThread: @unchecked Sendable, CustomStringConvertible {
-    /// The thread's name.
+    /// The thread's name. Inside the thread, `Thread.current.name` reads its first 15 bytes
+    /// (Linux's limit for a thread's name).
     public let name: String
 
     private struct State {
@@ -27,7 +28,6 @@ public final class RunLoopThread: @unchecked Sendable, CustomStringConvertible {
     public init(name: String = "SelectorRunLoop.thread") {
         self.name = name
         let thread = Thread { [self] in main() }
-        thread.name = name
         self.thread.withLock { $0 = thread }
         thread.start()
         ready.wait()
@@ -46,6 +46,9 @@ public final class RunLoopThread: @unchecked Sendable, CustomStringConvertible {
     var loop: LoopHandle? { state.withLock { $0.stopping ? nil : $0.loop } }
 
     private func main() {
+        // On Linux a name given to a Thread before start() is lost (Thread.current.name reads
+        // the process's name inside it): the thread names itself.
+        Thread.current.name = Self.systemName(name)
         let loop = Loops.register(RunLoop.current, CFRunLoopGetCurrent())
         var context = CFRunLoopSourceContext()
         context.perform = { _ in }
@@ -85,6 +88,18 @@ public final class RunLoopThread: @unchecked Sendable, CustomStringConvertible {
         if loop.runLoop === RunLoop.current { return }
         exited.wait()
         thread.withLock { $0 = nil }
+    }
+
+    /// `name` cut to the 15 bytes Linux allows a thread's name, at a character boundary: a
+    /// longer name is refused, and the thread would keep the process's.
+    static func systemName(_ name: String) -> String {
+        var cut = "", bytes = 0
+        for character in name {
+            bytes += character.utf8.count
+            guard bytes <= 15 else { break }
+            cut.append(character)
+        }
+        return cut
     }
 
     func track(_ request: ImmediateRequest) -> Bool {

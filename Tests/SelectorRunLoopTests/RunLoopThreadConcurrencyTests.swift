@@ -138,4 +138,31 @@ final class RunLoopThreadConcurrencyTests: XCTestCase {
         XCTAssertEqual(Set(recorder.log.value.map(\.thread)).count, 1)
         XCTAssertFalse(recorder.log.value.contains(where: \.onMainThread))
     }
+
+    func testRequestsOnARunLoopThreadSeeTheNameItWasGiven() throws {
+        let recorder = try Recorder()
+        let names = Locked<[String?]>([])
+        try recorder.cls.addMethod("recordName") { (_: ObjectRef) in names.mutate { $0.append(Thread.current.name) } }
+        let target = try recorder.make()
+        let worker = RunLoopThread(name: "RL worker")
+        defer { worker.stop() }
+        try target.perform("recordName", on: worker, waitUntilDone: true)
+        try target.perform("recordName", afterDelay: 0, on: XCTUnwrap(worker.runLoop))
+        // Performed blocks run in the order performed: this one comes after the delayed one.
+        try target.perform("recordName", on: worker, waitUntilDone: true)
+        XCTAssertEqual(names.value, ["RL worker", "RL worker", "RL worker"])
+    }
+
+    func testALongThreadNameIsCutToLinuxsLimitInsideTheThread() throws {
+        let recorder = try Recorder()
+        let names = Locked<[String?]>([])
+        try recorder.cls.addMethod("recordName") { (_: ObjectRef) in names.mutate { $0.append(Thread.current.name) } }
+        let target = try recorder.make()
+        // Linux keeps 15 bytes: "é" would be the 15th and 16th, so it is left out, not split.
+        let worker = RunLoopThread(name: "SelectorRunLooé.worker")
+        defer { worker.stop() }
+        try target.perform("recordName", on: worker, waitUntilDone: true)
+        XCTAssertEqual(names.value, ["SelectorRunLoo"])
+        XCTAssertEqual(worker.name, "SelectorRunLooé.worker", "the RunLoopThread keeps the whole name")
+    }
 }
