@@ -40,23 +40,32 @@ extension MessageReceiver {
         return request
     }
 
-    /// Cancels the pending requests that send `selector` to this target with `argument`
-    /// (compared by identity; nil matches requests without one), on every run loop, releasing
-    /// what they retained. Returns how many were cancelled.
+    /// Cancels the pending requests on the current thread's run loop that send `selector` to
+    /// this target with `argument`, releasing what they retained, as Cocoa's
+    /// `cancelPreviousPerformRequestsWithTarget:selector:object:`. Arguments match as there:
+    /// the same object, or one that `argument` answers `isEqual:` with YES when its class
+    /// implements `isEqual:` (a failing `isEqual:` goes to ``MessageDelivery/errorHandler``
+    /// and matches nothing); nil matches requests without one. Requests on other run loops
+    /// are left alone (``PerformRequest/cancel()`` cancels one from any thread). Returns how
+    /// many were cancelled.
     @discardableResult
     public func cancelPreviousPerformRequests(selector: Selector, argument: Object? = nil) -> Int {
         let target = receiver.raw.map { UnsafeMutableRawPointer($0) }
-        let argumentKey = argument.map { UnsafeMutableRawPointer($0.raw) }
-        return PendingRequests.remove(PendingRequests.matching {
-            $0.targetKey == target && $0.selector == selector && $0.argumentKey == argumentKey
-        })
+        let loop = ObjectIdentifier(RunLoop.current)
+        let candidates = PendingRequests.matching { $0.loop.key == loop && $0.targetKey == target && $0.selector == selector }
+        guard !candidates.isEmpty else { return 0 }
+        // Outside the table's lock: isEqual: (and a resolver asked about it) is user code.
+        let match = ArgumentMatch(argument)
+        return PendingRequests.remove(candidates.filter(match.matches))
     }
 
-    /// Cancels every pending request for this target. Returns how many were cancelled.
+    /// Cancels every pending request for this target on the current thread's run loop, as
+    /// `cancelPreviousPerformRequestsWithTarget:`. Returns how many were cancelled.
     @discardableResult
     public func cancelPreviousPerformRequests() -> Int {
         let target = receiver.raw.map { UnsafeMutableRawPointer($0) }
-        return PendingRequests.remove(PendingRequests.matching { $0.targetKey == target })
+        let loop = ObjectIdentifier(RunLoop.current)
+        return PendingRequests.remove(PendingRequests.matching { $0.loop.key == loop && $0.targetKey == target })
     }
 
     /// Sends `selector` with `argument` on `thread`'s run loop in `modes`. With `waitUntilDone`

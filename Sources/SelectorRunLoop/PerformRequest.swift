@@ -41,6 +41,14 @@ public final class PerformRequest: @unchecked Sendable, CustomStringConvertible 
     @discardableResult
     public func cancel() -> Bool { PendingRequests.remove([self]) > 0 }
 
+    /// The argument, retained, while the request is pending and its method takes one.
+    func pendingArgument() -> Object? {
+        state.withLock { s in
+            guard let message = s.message, message.takesArgument, let raw = message.argument.raw else { return nil }
+            return Object(retaining: raw)
+        }
+    }
+
     /// Takes the message out, invalidating the timer: after this the request holds nothing.
     func take() -> CapturedMessage? {
         let (message, timer) = state.withLock { s in

@@ -45,7 +45,8 @@ public enum RunLoopError: Error, Equatable, Sendable, CustomStringConvertible {
 
 /// A message this module delivered that failed: the run loop kept running.
 public struct DeliveryFailure: Error, Sendable, CustomStringConvertible {
-    /// What delivered it: "timer", "perform request", "thread".
+    /// What delivered it: "timer", "perform request", "thread"; "cancel" for an `isEqual:` a
+    /// cancel sent to match arguments.
     public let source: String
     /// The visible class of the target.
     public let className: String

@@ -46,7 +46,8 @@ final class PerformRequestTests: XCTestCase {
         XCTAssertFalse(aFreed.deallocated)
         XCTAssertTrue(request.isPending)
         let unrelated = try recorder.make()
-        XCTAssertEqual(target.cancelPreviousPerformRequests(selector: "take:", argument: unrelated), 0, "arguments match by identity")
+        XCTAssertEqual(target.cancelPreviousPerformRequests(selector: "take:", argument: unrelated), 0,
+                       "without isEqual:, arguments match by identity")
         XCTAssertTrue(request.cancel())
         XCTAssertFalse(request.cancel(), "cancelling twice cancels nothing")
         XCTAssertTrue(aFreed.deallocated, "the cancelled request released its argument")
@@ -143,5 +144,84 @@ final class PerformRequestTests: XCTestCase {
         XCTAssertTrue(targetFreed.deallocated, "released when the thread has run, while the Thread object lives on")
         XCTAssertTrue(argumentFreed.deallocated)
         withExtendedLifetime(thread) {}
+    }
+
+    /// A class whose `isEqual:` compares the integer associated under `value`, recording what
+    /// it was asked about.
+    private func keyClass(asked: Locked<[ObjectRef]>) throws -> (RuntimeClass, AssociationKey) {
+        let cls = try RuntimeClass(name: uniqueName("Key"))
+        let value = AssociationKey("value")
+        try cls.addMethod("isEqual:") { (me: ObjectRef, other: ObjectRef) -> Bool in
+            asked.mutate { $0.append(other) }
+            guard let mine = me.associatedValue(for: value) as? Int else { return false }
+            return mine == other.associatedValue(for: value) as? Int
+        }
+        return (cls, value)
+    }
+
+    func testCancelMatchesTheArgumentByIsEqualWhenItsClassImplementsIt() throws {
+        let recorder = try Recorder()
+        let target = try recorder.make()
+        let asked = Locked<[ObjectRef]>([])
+        let (cls, value) = try keyClass(asked: asked)
+        func key(_ n: Int) throws -> Object {
+            let k = try cls.createInstance()
+            k.setAssociatedValue(n, for: value)
+            return k
+        }
+        let one = try key(1), two = try key(2), plain = try recorder.make()
+        let first = try target.perform("take:", with: one, afterDelay: 3600)
+        let second = try target.perform("take:", with: two, afterDelay: 3600)
+        let third = try target.perform("take:", with: plain, afterDelay: 3600)
+        let bare = try target.perform("take:", afterDelay: 3600)
+        let equal = try key(1)
+        XCTAssertEqual(target.cancelPreviousPerformRequests(selector: "take:", argument: equal), 1,
+                       "an equal argument, not the same object, as Cocoa's isEqual: match")
+        XCTAssertFalse(first.isPending)
+        XCTAssertTrue(second.isPending)
+        XCTAssertTrue(third.isPending)
+        XCTAssertTrue(bare.isPending, "nil is never equal to an argument")
+        XCTAssertEqual(Set(asked.value), [one.ref, two.ref, plain.ref], "asked about each request's argument")
+        asked.mutate { $0 = [] }
+        XCTAssertEqual(target.cancelPreviousPerformRequests(selector: "take:", argument: two), 1)
+        XCTAssertEqual(asked.value, [plain.ref], "the same object matches without asking; the others are asked")
+        XCTAssertEqual(target.cancelPreviousPerformRequests(), 2)
+        spin(passes: 3)
+        XCTAssertEqual(recorder.count, 0)
+    }
+
+    func testAnObjCBoolIsEqualIsSentToo() throws {
+        let recorder = try Recorder()
+        let target = try recorder.make()
+        let cls = try RuntimeClass(name: uniqueName("CharKey"))
+        // x86-64 Objective-C's BOOL is a signed char: `c@:@`.
+        try cls.addMethod("isEqual:") { (_: ObjectRef, other: ObjectRef) -> Int8 in other.isNil ? 0 : 1 }
+        let request = try target.perform("take:", with: try cls.createInstance(), afterDelay: 3600)
+        XCTAssertEqual(target.cancelPreviousPerformRequests(selector: "take:", argument: try cls.createInstance()), 1)
+        XCTAssertFalse(request.isPending)
+    }
+
+    func testAnIsEqualThatFailsIsReportedAndMatchesOnlyByIdentity() throws {
+        let failures = FailureLog()
+        defer { failures.restore() }
+        struct Refused: Error {}
+        let recorder = try Recorder()
+        let target = try recorder.make()
+        let wrongType = try RuntimeClass(name: uniqueName("WrongTypeKey"))
+        try wrongType.addMethod("isEqual:") { (_: ObjectRef, _: ObjectRef) -> Double in 1 }
+        let throwing = try RuntimeClass(name: uniqueName("ThrowingKey"))
+        try throwing.addMethod("isEqual:") { (_: ObjectRef, _: ObjectRef) throws -> Bool in throw Refused() }
+        for cls in [wrongType, throwing] {
+            let argument = try cls.createInstance()
+            let request = try target.perform("take:", with: argument, afterDelay: 3600)
+            XCTAssertEqual(target.cancelPreviousPerformRequests(selector: "take:", argument: try cls.createInstance()), 0)
+            XCTAssertTrue(request.isPending)
+            XCTAssertEqual(target.cancelPreviousPerformRequests(selector: "take:", argument: argument), 1, "identity needs no isEqual:")
+        }
+        let reported = failures.failures.value
+        XCTAssertEqual(reported.map(\.selector), ["isEqual:", "isEqual:"])
+        XCTAssertEqual(reported.map(\.className), [wrongType.name, throwing.name])
+        XCTAssertEqual(reported.map(\.source), ["cancel", "cancel"])
+        if case .signatureMismatch = reported.first?.error {} else { XCTFail("\(reported)") }
     }
 }

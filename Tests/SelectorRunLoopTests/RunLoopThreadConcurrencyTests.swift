@@ -165,4 +165,33 @@ final class RunLoopThreadConcurrencyTests: XCTestCase {
         XCTAssertEqual(names.value, ["SelectorRunLoo"])
         XCTAssertEqual(worker.name, "SelectorRunLooé.worker", "the RunLoopThread keeps the whole name")
     }
+
+    func testCancelTouchesOnlyTheCallingThreadsRunLoop() throws {
+        let recorder = try Recorder()
+        let target = try recorder.make()
+        let worker = RunLoopThread(name: "cancel")
+        defer { worker.stop() }
+        let loop = try XCTUnwrap(worker.runLoop)
+        let workerPing = try target.perform("ping", afterDelay: 3600, on: loop)
+        let workerTake = try target.perform("take:", afterDelay: 3600, on: loop)
+        let mainPing = try target.perform("ping", afterDelay: 3600)
+        let mainTake = try target.perform("take:", afterDelay: 3600)
+        XCTAssertEqual(target.cancelPreviousPerformRequests(selector: "ping"), 1, "only this thread's loop, as in Cocoa")
+        XCTAssertFalse(mainPing.isPending)
+        XCTAssertTrue(workerPing.isPending)
+        XCTAssertEqual(target.cancelPreviousPerformRequests(), 1)
+        XCTAssertFalse(mainTake.isPending)
+        XCTAssertTrue(workerTake.isPending)
+        // On the worker's thread, its loop is the current one.
+        let counts = Locked<[Int]>([])
+        try recorder.cls.addMethod("cancelHere") { (me: ObjectRef) in
+            counts.mutate { $0.append(me.cancelPreviousPerformRequests(selector: "ping")) }
+            counts.mutate { $0.append(me.cancelPreviousPerformRequests()) }
+        }
+        try target.perform("cancelHere", on: worker, waitUntilDone: true)
+        XCTAssertEqual(counts.value, [1, 1])
+        XCTAssertFalse(workerPing.isPending)
+        XCTAssertFalse(workerTake.isPending)
+        XCTAssertEqual(recorder.count, 0)
+    }
 }
