@@ -78,8 +78,12 @@ final class ClosureIMPReceiverTests: XCTestCase {
         ]
         for m in entries {
             Runtime.dropPending()
-            let r = unsafeBitCast(imp(m), to: Call1.self)(1, sel, 3)
-            XCTAssertEqual(r, 0, "\(m.selector)")
+            if m.signature.returnType == .double {
+                let r = unsafeBitCast(imp(m), to: (@convention(c) (UInt, sf_sel, Int) -> Double).self)(1, sel, 3)
+                XCTAssertEqual(r, 0, "\(m.selector)")
+            } else {
+                XCTAssertEqual(unsafeBitCast(imp(m), to: Call1.self)(1, sel, 3), 0, "\(m.selector)")
+            }
             XCTAssertEqual(sf_last_error(), SF_ERR_FORWARDING, "\(m.selector)")
             let message = String(cString: sf_last_error_message())
             XCTAssertTrue(message.contains(cls.name), "\(m.selector): \(message)")
