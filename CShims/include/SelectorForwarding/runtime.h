@@ -92,6 +92,15 @@ void *sf_object_getIndexedIvars(sf_id obj);
  * SF_OK. An IMP the runtime made from a Swift closure (or a hook) that fails returns zero and
  * records its error (SF_ERR_FORWARDING), so sf_last_error() right after the call says whether
  * it failed. That error is this call's only: later sends start clean and never report it.
+ * An error from such an IMP called through its pointer names the class the method was
+ * made for: the IMP never reads its receiver.
+ *
+ * Async-signal-safe only on a hit: when `sel` is already in the cache of obj's class and
+ * the calling thread has sent before (its reader record exists). A miss takes the runtime
+ * lock and allocates; in a signal handler that interrupted a thread adding methods (or
+ * holding malloc's lock) it deadlocks. Adding, removing or exchanging methods, hooking and
+ * disposing a class flush its cache, so a handler cannot count on a hit while another
+ * thread changes the class. Every other function of this header is not async-signal-safe.
  */
 sf_imp sf_msg_lookup(sf_id obj, sf_sel sel);
 /* Lookup for a `super` send: starts at `cls` (the superclass of the method's class). */
