@@ -9,21 +9,10 @@ import CShims
     }
     let c = RuntimeClass.from(cls)
     do throws(RuntimeError) {
-        let sig: Signature
-        do {
-            sig = try Signature("v@:" + String(cString: types))
-        } catch let .malformedEncoding(context) {
-            // Report the caller's text and offsets, not the method encoding built around it.
-            var context = context
-            context.actual = String(cString: types)
-            context.offset = max((context.offset ?? 0) - 3, 0)
-            throw RuntimeError.malformedEncoding(context)
-        }
-        guard sig.argumentTypes.count == 3 else {
-            throw RuntimeError.malformedEncoding(.init(actual: String(cString: types), offset: 0, reason: "expected exactly one type"))
-        }
-        let type = sig.argumentTypes[2]
-        let actual = Int(sf_ffi_type_size(sig.raw.pointee.arg_types[2]!))
+        // One type, parsed on its own: an ivar has no by-value argument limit.
+        var parser = TypeEncodingParser(String(cString: types))
+        let type = try parser.parseSingleType()
+        let actual = try SignatureTable.shared.layout(of: type).size
         guard actual == size else {
             throw RuntimeError.invalidArgument(.init(className: c.name, ivar: String(cString: name), expected: "\(actual) bytes for type '\(type.encoding)'", actual: "\(size) bytes"))
         }

@@ -11,10 +11,10 @@ extension RuntimeClass {
         if case .void = type {
             throw .invalidArgument(.init(className: self.name, ivar: name, expected: "a type with a size", actual: "void"))
         }
-        let sig = try Signature("v@:" + type.encoding)
-        let ffiType = sig.raw.pointee.arg_types[2]!
-        let size = Int(sf_ffi_type_size(ffiType))
-        let natural = max(Int(sf_ffi_type_alignment(ffiType)), 1)
+        let (size, natural) = try SignatureTable.shared.layout(of: type)
+        if size > RuntimeClass.maximumInstanceSize {
+            throw .invalidArgument(.init(className: self.name, ivar: name, expected: "an ivar of at most \(RuntimeClass.maximumInstanceSize) bytes", actual: "\(size) bytes"))
+        }
         if let alignment, alignment <= 0 || alignment & (alignment - 1) != 0 || alignment > RuntimeClass.maximumIvarAlignment {
             throw .invalidArgument(.init(className: self.name, ivar: name, expected: "an alignment that is a power of two up to \(RuntimeClass.maximumIvarAlignment)", actual: "\(alignment)"))
         }
@@ -27,6 +27,9 @@ extension RuntimeClass {
             }
             let start = Int(sf_class_getInstanceSize(raw))
             let offset = (start + align - 1) / align * align
+            guard offset + size <= RuntimeClass.maximumInstanceSize else {
+                throw .invalidArgument(.init(className: self.name, ivar: name, expected: "instances of at most \(RuntimeClass.maximumInstanceSize) bytes", actual: "\(offset + size) bytes"))
+            }
             let ivar = Ivar(name: name, type: type, offset: offset, size: size)
             ivarList.append(ivar)
             sf_class_set_instance_size(raw, offset + size)
@@ -52,6 +55,10 @@ extension RuntimeClass {
 
     /// The largest alignment an ivar may ask for (one page).
     public static let maximumIvarAlignment = 4096
+
+    /// The largest instance: ivars of any size are laid out up to it, so that no size
+    /// arithmetic can overflow.
+    static let maximumInstanceSize = 1 << 30
 
     /// This class's own ivars, in declaration order.
     public var ivars: [Ivar] { Runtime.state.lock.withLock { ivarList } }

@@ -29,6 +29,15 @@ final class SignatureTable: @unchecked Sendable {
         return storage
     }
 
+    /// The size and alignment libffi gives `type`, with no limit on its size: an ivar is laid
+    /// out in its object, never copied onto a stack as a by-value argument is.
+    func layout(of type: TypeEncoding) throws(RuntimeError) -> (size: Int, alignment: Int) {
+        lock.lock()
+        defer { lock.unlock() }
+        let t = try ffiType(for: type, in: type.encoding)
+        return (Int(sf_ffi_type_size(t)), max(Int(sf_ffi_type_alignment(t)), 1))
+    }
+
     private func ffiType(for t: TypeEncoding, in text: String) throws(RuntimeError) -> UnsafeMutablePointer<ffi_type> {
         switch t {
         case let .structure(_, fields):

@@ -63,6 +63,14 @@ struct TypeEncodingParser {
         return (ret, args)
     }
 
+    /// Exactly one type (an ivar's), with an optional offset after it.
+    mutating func parseSingleType() throws(RuntimeError) -> TypeEncoding {
+        let t = try parseType(allowVoid: false)
+        skipOffset()
+        guard atEnd else { throw fail("expected exactly one type") }
+        return t
+    }
+
     mutating func parseType(allowVoid: Bool, depth: Int = 0) throws(RuntimeError) -> TypeEncoding {
         skipQualifiers()
         guard !atEnd else { throw fail("expected a type") }
