@@ -75,8 +75,37 @@ extension RuntimeError {
             }
         }
 
+        /// The longest input a description quotes whole, in bytes; a longer one is quoted as
+        /// its first `shownPrefix` characters and its length, so that a 64 kB encoding or name
+        /// does not make a 64 kB message. The fields keep the whole values.
+        static let quotedWhole = 160
+        static let shownPrefix = 64
+
+        /// `s` as a description quotes it.
+        static func shown(_ s: String) -> String {
+            let bytes = s.utf8.count
+            guard bytes > quotedWhole else { return s }
+            return "\(s.prefix(shownPrefix))… (\(bytes) bytes)"
+        }
+
+        /// This context with every text field shortened as descriptions quote it.
+        var shownForm: Context {
+            var c = self
+            c.className = className.map(Self.shown)
+            c.selector = selector.map(Self.shown)
+            c.ivar = ivar.map(Self.shown)
+            c.operation = operation.map(Self.shown)
+            c.expected = expected.map(Self.shown)
+            c.actual = actual.map(Self.shown)
+            c.target = target.map(Self.shown)
+            c.reason = reason.map(Self.shown)
+            return c
+        }
+
         /// `expected …, got …` with the argument or ivar it is about, or the reason alone.
         public var description: String {
+            let (operation, expected, actual, reason) = (operation.map(Self.shown), expected.map(Self.shown),
+                                                         actual.map(Self.shown), reason.map(Self.shown))
             var parts: [String] = []
             if let operation { parts.append(operation) }
             if let argument { parts.append("argument \(argument)") }

@@ -2,7 +2,8 @@ extension RuntimeError {
     /// A readable form naming the visible class, the selector or ivar, expected and actual,
     /// for logs, test failures and `sf_last_error_message()`.
     public var description: String {
-        let c = context
+        // Long inputs are quoted as a prefix and a length (`Context.shown`).
+        let c = context.shownForm
         let subject = c.subject
         let detail = c.description
         func joined(_ head: String) -> String { detail.isEmpty ? head : "\(head): \(detail)" }
