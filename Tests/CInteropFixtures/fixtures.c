@@ -282,11 +282,11 @@ int fx_scenario_msg_send(const char *name) {
     CHECK(sf_object_retainCount(obj) == 2);  // the object return is +1
     sf_release(back);
 
-    // Narrow returns come back widened to a word, as libffi returns them.
+    // Narrow returns fill exactly their type's size, not the word libffi writes.
     signed char c = 5;
-    int64_t cr = 0;
+    struct { signed char value; unsigned char after[7]; } cr = {0, {0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA}};
     void *cargs[] = {&c};
-    CHECK(sf_msg_send(obj, neg, &cr, cargs) == SF_OK && (signed char)cr == -5 && cr == -5);
+    CHECK(sf_msg_send(obj, neg, &cr.value, cargs) == SF_OK && cr.value == -5 && cr.after[0] == 0xAA && cr.after[6] == 0xAA);
     uint64_t ur = 0;
     CHECK(sf_msg_send(obj, umax, &ur, NULL) == SF_OK && ur == 0xFFFF);
     float f = 5, fr = 0;

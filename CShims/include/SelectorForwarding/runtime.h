@@ -107,8 +107,9 @@ sf_imp sf_msg_lookup(sf_id obj, sf_sel sel);
 sf_imp sf_msg_lookup_super(sf_class_t cls, sf_sel sel);
 /*
  * A full message send through libffi, with the forwarding path on a miss. `args` holds one
- * pointer per argument after self and _cmd; `ret` must fit the return type (at least a word
- * for integer returns).
+ * pointer per argument after self and _cmd; exactly the return type's size is written to
+ * `ret` (4 bytes for an `int`, 1 for a `char`), forwarded or not: `int ret; sf_msg_send(obj,
+ * sel, &ret, NULL)` is right. `ret` may be NULL to discard the value.
  */
 sf_status sf_msg_send(sf_id obj, sf_sel sel, void *ret, void **args);
 

@@ -23,6 +23,11 @@ import CShims
 
 /// `sf_msg_send`: the frame comes from C, one pointer per explicit argument.
 enum CMessageSend {
+    /// The size of `sig`'s return type: what the C API writes into a caller's buffer.
+    static func returnBytes(_ sig: Signature) -> Int {
+        sig.returnType == .void ? 0 : Int(sf_ffi_type_size(sig.storage.raw.pointee.cif.rtype))
+    }
+
     static func send(_ obj: sf_id, _ selector: Selector, ret: UnsafeMutableRawPointer?,
                      args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) throws(RuntimeError) {
         sf_rcu_enter()
@@ -61,7 +66,10 @@ enum CMessageSend {
                         argv[i] = a
                     }
                     try MessageSend.withReturnStorage(sig) { (tmp: UnsafeMutableRawPointer) throws(RuntimeError) in
-                        sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(method)!, ret ?? tmp, argv.baseAddress!)
+                        sf_ffi_call(&sig.storage.raw.pointee.cif, sf_method_imp(method)!, tmp, argv.baseAddress!)
+                        // libffi writes a whole word for a small integer; the caller's buffer
+                        // holds exactly the return type (`int ret`).
+                        if let ret { ret.copyMemory(from: tmp, byteCount: CMessageSend.returnBytes(sig)) }
                     }
                     try Runtime.rethrowPending()
                 }

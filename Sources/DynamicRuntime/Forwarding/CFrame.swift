@@ -34,6 +34,7 @@ struct CFrame: ForwardingFrame {
     }
 
     func finish(_ invocation: Invocation, _ signature: Signature) {
-        if let returnValue { invocation.storage.copyReturn(to: returnValue) }
+        // Exactly the return type's size: a C caller's buffer is an `int`, not a word.
+        if let returnValue { invocation.storage.copyReturn(to: returnValue, byteCount: CMessageSend.returnBytes(signature)) }
     }
 }

@@ -251,9 +251,10 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     /// `float` or 3-byte struct.
     var returnValueByteCount: Int { h.pointee.signature.returnValueBytes }
 
-    /// Copies the return value out to a caller, giving it its own +1 for objects.
-    func copyReturn(to destination: UnsafeMutableRawPointer) {
-        destination.copyMemory(from: returnPointer, byteCount: returnValueByteCount)
+    /// Copies the return value out to a caller (`byteCount` bytes: a C caller's buffer holds
+    /// exactly the type), giving it its own +1 for objects.
+    func copyReturn(to destination: UnsafeMutableRawPointer, byteCount: Int? = nil) {
+        destination.copyMemory(from: returnPointer, byteCount: byteCount ?? returnValueByteCount)
         if h.pointee.ownsReturnString, let s = returnPointer.load(as: UnsafePointer<CChar>?.self) {
             // The caller may outlive the record: it gets a copy lent to its thread.
             destination.storeBytes(of: sf_lend_string(strdup(s)), as: UnsafePointer<CChar>?.self)
