@@ -39,12 +39,17 @@ final class LargeIvarTests: XCTestCase {
     func testALargeStructIvarFromSwift() throws {
         let type = TypeEncoding.structure(name: "Big", fields: Array(repeating: .double, count: 100_000))
         let cls = try RuntimeClass(name: uniqueClassName("BigIvarSwift"), ivars: [("big", type), ("tail", .int64)])
-        let ivar = try XCTUnwrap(cls.ivar(named: "big"))
-        XCTAssertEqual(ivar.size, 800_000)
-        let o = try cls.createInstance()
-        try o.setValue(7, forIvar: "tail")
-        XCTAssertEqual(try o.value(ofIvar: "tail", as: Int.self), 7)
-        XCTAssertGreaterThanOrEqual(try XCTUnwrap(cls.ivar(named: "tail")).offset, ivar.offset + 800_000)
+        do {
+            let ivar = try XCTUnwrap(cls.ivar(named: "big"))
+            XCTAssertEqual(ivar.size, 800_000)
+            let o = try cls.createInstance()
+            try o.setValue(7, forIvar: "tail")
+            XCTAssertEqual(try o.value(ofIvar: "tail", as: Int.self), 7)
+            XCTAssertGreaterThanOrEqual(try XCTUnwrap(cls.ivar(named: "tail")).offset, ivar.offset + 800_000)
+        }
+        // The class's ivar list holds the 100,000-field type: disposed, it goes (LeakSanitizer
+        // cannot see through the enum's tagged payload pointers of a class kept for ever).
+        try cls.dispose()
     }
 
     /// The limit stays where it belongs: a method may not take a 64 kB struct by value.
