@@ -290,5 +290,6 @@ struct NoReturn: MessageReturn {
     @usableFromInline static var returnKeyCode: UInt64 { 1 }
     @usableFromInline static var returnKind: ReturnKind { .word }
     @usableFromInline init(returnStorage: UnsafeRawPointer) {}
+    @usableFromInline init() {}
     @usableFromInline func storeReturn(to storage: UnsafeMutableRawPointer) {}
 }
