@@ -247,9 +247,26 @@ extension BenchCase {
         list.append(BenchCase(id: "11b", name: "hook on one object: instead-hook calling proceed()", slow: true) { f in
             typedSends(f.ownHookObject.ref, f.ownHookAdd)
         })
+        // 12: typed sends of six arguments (more than the registers after self and _cmd), to a
+        // C function and to a Swift closure: the parameter-pack send, through libffi.
+        list.append(BenchCase(id: "12a", name: "typed send, six arguments, C-function IMP", allocationTarget: 0) { f in
+            sixArgumentSends(f.ref, f.sixAdd)
+        })
+        list.append(BenchCase(id: "12b", name: "typed send, six arguments, closure IMP", allocationTarget: 0) { f in
+            sixArgumentSends(f.ref, f.closureSixAdd)
+        })
         list.append(contentsOf: runLoopCases)
         return list
     }()
+}
+
+/// `n` typed sends of the six-argument sum `sel` to `ref`, summed.
+private func sixArgumentSends(_ ref: ObjectRef, _ sel: Selector) -> BenchCase.Body {
+    { n in
+        var acc = 0
+        for i in 0..<n { let r: Int = try ref.send(sel, i, 1, 2, 3, 4, 5); acc &+= r }
+        return acc
+    }
 }
 
 /// `n` typed sends of `sel` (`- (long)add:(long)a to:(long)b`) to `ref`, summed.

@@ -29,6 +29,10 @@ public final class BenchFixtures: @unchecked Sendable {
     public let add: Selector = "add:to:"
     /// 3a-3c: a Swift-closure method computing `a &+ b`.
     public let closureAdd: Selector = "closureAdd:to:"
+    /// 12a: `- (long)add:b:c:d:e:f:` as a C function, summing its six arguments.
+    public let sixAdd: Selector = "sixAdd:b:c:d:e:f:"
+    /// 12b: the same six-argument sum as a Swift-closure method.
+    public let closureSixAdd: Selector = "closureSixAdd:b:c:d:e:f:"
     /// 7a-7b: a selector no class implements.
     public let missing: Selector = "benchMissing:to:"
     /// `sfb_add` read back from the runtime as the IMP of `add:to:`: opaque to the optimizer.
@@ -108,6 +112,14 @@ public final class BenchFixtures: @unchecked Sendable {
     /// closure literals were merged by the compiler into one body and two wrappers that jump to
     /// it, so the cases measured a wrapper's extra jump and frame on top of the closure.
     static let addBody: @Sendable (ObjectRef, Int, Int) -> Int = { _, a, b in a &+ b }
+    /// 12a's method: a C function of six `long` arguments.
+    static let sixAddIMP: @convention(c) (OpaquePointer?, OpaquePointer?, Int, Int, Int, Int, Int, Int) -> Int = {
+        _, _, a, b, c, d, e, f in a &+ b &+ c &+ d &+ e &+ f
+    }
+    /// 12b's method body.
+    static let sixAddBody: @Sendable (ObjectRef, Int, Int, Int, Int, Int, Int) -> Int = {
+        _, a, b, c, d, e, f in a &+ b &+ c &+ d &+ e &+ f
+    }
     /// The body of 4a's and 8a's hooks.
     public let passThrough: @Sendable (HookContext) throws -> Void = { try $0.proceed() }
     /// Applied rules and hooks, kept for the process's lifetime.
@@ -122,6 +134,9 @@ public final class BenchFixtures: @unchecked Sendable {
         calc = try RuntimeClass(name: "BenchCalc")
         try calc.addMethod(add, implementation: imp, types: "q@:qq")
         try calc.addMethod(closureAdd, Self.addBody)
+        try calc.addMethod(sixAdd, implementation: IMP(address: unsafeBitCast(Self.sixAddIMP, to: UnsafeRawPointer.self))!,
+                           types: "q@:qqqqqq")
+        try calc.addMethod(closureSixAdd, Self.sixAddBody)
         let trampolines = sf_tramp_enabled()
         sf_tramp_set_enabled(0)
         try calc.addMethod(ffiClosureAdd, Self.addBody)
@@ -135,6 +150,8 @@ public final class BenchFixtures: @unchecked Sendable {
         let _: Int = try ref.send(add, 1, 2)
         let _: Int = try ref.send(closureAdd, 1, 2)
         let _: Int = try ref.send(ffiClosureAdd, 1, 2)
+        let _: Int = try ref.send(sixAdd, 1, 2, 3, 4, 5, 6)
+        let _: Int = try ref.send(closureSixAdd, 1, 2, 3, 4, 5, 6)
 
         for count in Self.selectorCounts {
             let cls = try RuntimeClass(name: "BenchWide\(count)")

@@ -81,4 +81,65 @@ final class AnyArityMethodTests: XCTestCase {
         guard case .doesNotRecognizeSelector(let info)? = error else { return XCTFail("\(String(describing: error))") }
         XCTAssertEqual(info.selector, "nothing:b:c:d:e:f:")
     }
+
+    func testHookedSixArgumentMethodSeesArgumentsAndOverridesReturn() throws {
+        let cls = try makeClass("AnyArityHooked")
+        try cls.addMethod("sum:b:c:d:e:f:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int) -> Int in
+            a + b + c + d + e + f
+        }
+        let seen = Locked<[String]>([])
+        let token = try cls.hook("sum:b:c:d:e:f:", .after) { ctx in
+            seen.withLock { $0.append(ctx.argumentValues.map(\.description).joined(separator: ",") + "=" + ctx.returnValue.description) }
+            try ctx.setReturnValue(DynamicValue.int64(-1))
+        }
+        let obj = try cls.createInstance()
+        let hooked: Int = try obj.ref.send("sum:b:c:d:e:f:", 1, 2, 3, 4, 5, 6)
+        XCTAssertEqual(hooked, -1)
+        XCTAssertEqual(seen.current, ["1,2,3,4,5,6=21"])
+        token.remove()
+        let plain: Int = try obj.ref.send("sum:b:c:d:e:f:", 1, 2, 3, 4, 5, 6)
+        XCTAssertEqual(plain, 21)
+    }
+
+    func testSixArgumentSendIsForwardedToTheTarget() throws {
+        let helper = try makeClass("AnyArityTarget")
+        try helper.addMethod("sum:b:c:d:e:f:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int) -> Int in
+            a + b + c + d + e + f
+        }
+        let target = try helper.createInstance()
+        let cls = try makeClass("AnyArityForwarder")
+        try cls.addMethod("forwardingTargetForSelector:") { (_: ObjectRef, sel: Selector) -> Object? in
+            sel.name == "sum:b:c:d:e:f:" ? target : nil
+        }
+        let obj = try cls.createInstance()
+        let r: Int = try obj.ref.send("sum:b:c:d:e:f:", 10, 20, 30, 40, 50, 60)
+        XCTAssertEqual(r, 210)
+    }
+
+    func testSixArgumentObjectArgumentsAndReturn() throws {
+        let cls = try makeClass("AnyArityObjects")
+        try cls.addMethod("pick:b:c:d:e:f:") { (_: ObjectRef, i: Int, a: Object, b: Object, c: Object, d: Object, e: Object) -> Object? in
+            [a, b, c, d, e][i]
+        }
+        let objects = try (0..<5).map { _ in try cls.createInstance() }
+        let obj = try cls.createInstance()
+        let picked: Object? = try obj.ref.send("pick:b:c:d:e:f:", 3, objects[0], objects[1], objects[2], objects[3], objects[4])
+        XCTAssertEqual(picked?.ref, objects[3].ref)
+        XCTAssertEqual(objects[3].retainCount, 2)
+    }
+
+    func testSevenArgumentVoidMethodReplaced() throws {
+        let cls = try makeClass("AnyAritySeven")
+        let total = Locked(0)
+        try cls.addMethod("put:b:c:d:e:f:g:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int, g: Int) in
+            total.withLock { $0 = a + b + c + d + e + f + g }
+        }
+        try cls.replaceMethod("put:b:c:d:e:f:g:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int, g: Int) in
+            total.withLock { $0 = -(a + b + c + d + e + f + g) }
+        }
+        XCTAssertEqual(cls.method(for: "put:b:c:d:e:f:g:")?.signature.encoding, "v@:qqqqqqq")
+        let obj = try cls.createInstance()
+        try obj.ref.send("put:b:c:d:e:f:g:", 1, 2, 3, 4, 5, 6, 7, as: Void.self)
+        XCTAssertEqual(total.current, -28)
+    }
 }
