@@ -38,11 +38,11 @@ extension MessageSend {
         var key = R.returnKeyCode
         var count = 0
         var exact = true
-        for arg in repeat each args {
+        for type in repeat (each A).self {
             count += 1
-            let code = type(of: arg).keyCode
+            let code = type.keyCode
             if code == 0 || count > 11 { key = 0 } else if key != 0 { key |= code << UInt64(5 * count) }
-            exact = exact && type(of: arg).keyIsExact
+            exact = exact && type.keyIsExact
         }
         return try packedSend(raw, selector, start: startClass(receiver, raw), key: key, count: count, exact: exact,
                               values: {
@@ -56,16 +56,25 @@ extension MessageSend {
                                       if i == index { arg.storeArgument(to: slot) }
                                       i += 1
                                   }
+                              },
+                              storeAll: { argv in
+                                  var i = 2
+                                  for arg in repeat each args {
+                                      arg.storeArgument(to: argv[i]!)
+                                      i += 1
+                                  }
                               })
     }
 
     /// Looks the method up and calls it: through libffi without reading the arguments' types
-    /// again when the method's key is the send's and names its types exactly (no allocation),
-    /// else through `general` or the miss path, which check each argument.
+    /// again when the method's key is the send's and names its types exactly (no allocation;
+    /// `storeAll` writes every argument slot of the frame in one pass over the pack), else
+    /// through `general` or the miss path, which check each argument and store it by index.
     @usableFromInline
     static func packedSend<R: MessageReturn>(
         _ raw: sf_id, _ selector: Selector, start: sf_class_t?, key: UInt64, count: Int, exact: Bool,
-        values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+        values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void,
+        storeAll: (UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Void
     ) throws(RuntimeError) -> R {
         Runtime.discardStalePending()
         sf_rcu_enter()
@@ -81,9 +90,18 @@ extension MessageSend {
         defer { sf_lent_drain(lent) }
         let sig = Signature(raw: sf_method_sig(method))
         let imp = sf_method_imp(method)!
+        let storage = sig.storage
+        let n = storage.argumentTypes.count
         let result: R = withReturnStorage(sig) { ret in
-            withFrame(raw, selector, sig, count: count, store: store) { argv in
-                sf_ffi_call(&sig.storage.raw.pointee.cif, imp, ret, argv)
+            withUnsafeTemporaryAllocation(byteCount: max(Int(storage.raw.pointee.frame_size), 16), alignment: 16) { frame in
+                withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: n) { argv in
+                    let base = frame.baseAddress!
+                    for i in 0..<n { argv[i] = base + storage.argumentOffsets[i] }
+                    argv[0]!.storeBytes(of: raw, as: sf_id.self)
+                    argv[1]!.storeBytes(of: selector.raw, as: sf_sel.self)
+                    storeAll(argv.baseAddress!)
+                    sf_ffi_call(&storage.raw.pointee.cif, imp, ret, argv.baseAddress!)
+                }
             }
             return R(returnStorage: ret)
         }
