@@ -1,5 +1,5 @@
-// Issue 12 (3a-3c, session 6): the typed send's fast path (a cached method whose key is the
-// call's) and the slot's thunks. What each shortcut skips must still be right: the error of a
+// The typed send's fast path (a cached method whose key is the call's) and the slot's thunks
+// (bench cases 3a-3c). What each shortcut skips must still be right: the error of a
 // body names the receiver's visible class whichever class the lookup started at, and a miss,
 // a cached forwarding marker or a different signature still takes its own path.
 import TestSupport

@@ -150,3 +150,39 @@ nonisolated(unsafe) private let nonThrowingIntThunks: [UnsafeRawPointer] = [
 
 /// The thunk for a non-throwing `Int` body of `arity` arguments (0-3).
 func nonThrowingIntThunk(arity: Int) -> UnsafeRawPointer { nonThrowingIntThunks[arity] }
+
+/// Whether the `Int` bodies' C thunks can call a closure from the two words they read out of
+/// its box. Swift does not promise that layout (a thick function stored as function, context
+/// at the box's first stored property), so it is checked once: the words' shape (a closure
+/// that captures nothing has no context), then a call of probe closures through both thunk
+/// kinds against Swift's own call. Where it fails, `ClosureIMP` does not take the direct `Int`
+/// path and the word body serves those methods instead.
+enum IntBodyLayout {
+    static let holds: Bool = probe()
+
+    private static func probe() -> Bool {
+        guard MemoryLayout<@Sendable (ObjectRef, Int, Int) throws -> Int>.size == MemoryLayout<sf_swift_closure>.size
+        else { return false }
+        let k = Int.random(in: 1...1_000)
+        let captureFree = IntMethodBody2({ _, a, b in a &- b })
+        let throwing = IntMethodBody2({ _, a, b in a &* 31 &+ b &+ k })
+        let nonThrowing = IntMethodBody2({ _, a, b in a &* 17 &- b &+ k })
+        let free = words(captureFree).pointee
+        guard free.function != nil, free.context == nil else { return false }
+        for box in [throwing, nonThrowing] {
+            let w = words(box).pointee
+            guard w.function != nil, w.context != nil, w.function != w.context else { return false }
+        }
+        guard sf_tramp_int_throwing2(nil, nil, 5, 7, words(throwing)) == 5 &* 31 &+ 7 &+ k else { return false }
+        guard let code = sf_tramp_alloc_kind(3, UnsafeMutableRawPointer(words(nonThrowing)), nonThrowingIntThunk(arity: 2))
+        else { return true }
+        defer { sf_tramp_free(code) }
+        let entry = unsafeBitCast(code, to: (@convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, Int) -> Int).self)
+        return withExtendedLifetime(nonThrowing) { entry(nil, nil, 5, 7) == 5 &* 17 &- 7 &+ k }
+    }
+
+    /// The box's first stored property, read as the thunks read it.
+    private static func words(_ box: IntMethodBody2) -> UnsafeMutablePointer<sf_swift_closure> {
+        _getUnsafePointerToStoredProperties(box).assumingMemoryBound(to: sf_swift_closure.self)
+    }
+}

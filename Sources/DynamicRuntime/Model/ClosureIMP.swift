@@ -58,8 +58,9 @@ final class ClosureIMP: @unchecked Sendable {
         self.ownerName = owner
         self.body = body
         let trampolines = sf_tramp_enabled() != 0
-        // SF_TRAMPOLINES=0 turns off every fast path of issue 12, so the fallback is measured whole.
-        let direct = trampolines ? direct : nil
+        // SF_TRAMPOLINES=0 turns off every register fast path, so the fallback is measured whole;
+        // the direct `Int` path also needs the closure layout its C thunks read.
+        let direct = trampolines && IntBodyLayout.holds ? direct : nil
         self.hasWordBody = trampolines && (wordBody != nil || direct != nil)
         self.wordBody = hasWordBody && wordBody != nil ? wordBody! : { _, _, _, _, _, _ in 0 }
         self.directBox = direct?.box
