@@ -250,10 +250,10 @@ extension BenchCase {
         // 12: typed sends of six arguments (more than the registers after self and _cmd), to a
         // C function and to a Swift closure: the parameter-pack send, through libffi.
         list.append(BenchCase(id: "12a", name: "typed send, six arguments, C-function IMP", allocationTarget: 0) { f in
-            sixArgumentSends(f.ref, f.sixAdd)
+            sixArgumentSends(f.sixRef, f.sixAdd)
         })
         list.append(BenchCase(id: "12b", name: "typed send, six arguments, closure IMP", allocationTarget: 0) { f in
-            sixArgumentSends(f.ref, f.closureSixAdd)
+            sixArgumentSends(f.sixRef, f.closureSixAdd)
         })
         list.append(contentsOf: runLoopCases)
         return list

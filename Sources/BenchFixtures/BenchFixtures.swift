@@ -33,6 +33,9 @@ public final class BenchFixtures: @unchecked Sendable {
     public let sixAdd: Selector = "sixAdd:b:c:d:e:f:"
     /// 12b: the same six-argument sum as a Swift-closure method.
     public let closureSixAdd: Selector = "closureSixAdd:b:c:d:e:f:"
+    /// 12a-12b: an instance of a class of its own with both six-argument methods, so that
+    /// `calc`'s methods and slots stay those of the other cases.
+    public private(set) var sixRef = ObjectRef(nil)
     /// 7a-7b: a selector no class implements.
     public let missing: Selector = "benchMissing:to:"
     /// `sfb_add` read back from the runtime as the IMP of `add:to:`: opaque to the optimizer.
@@ -134,9 +137,6 @@ public final class BenchFixtures: @unchecked Sendable {
         calc = try RuntimeClass(name: "BenchCalc")
         try calc.addMethod(add, implementation: imp, types: "q@:qq")
         try calc.addMethod(closureAdd, Self.addBody)
-        try calc.addMethod(sixAdd, implementation: IMP(address: unsafeBitCast(Self.sixAddIMP, to: UnsafeRawPointer.self))!,
-                           types: "q@:qqqqqq")
-        try calc.addMethod(closureSixAdd, Self.sixAddBody)
         let trampolines = sf_tramp_enabled()
         sf_tramp_set_enabled(0)
         try calc.addMethod(ffiClosureAdd, Self.addBody)
@@ -150,8 +150,6 @@ public final class BenchFixtures: @unchecked Sendable {
         let _: Int = try ref.send(add, 1, 2)
         let _: Int = try ref.send(closureAdd, 1, 2)
         let _: Int = try ref.send(ffiClosureAdd, 1, 2)
-        let _: Int = try ref.send(sixAdd, 1, 2, 3, 4, 5, 6)
-        let _: Int = try ref.send(closureSixAdd, 1, 2, 3, 4, 5, 6)
 
         for count in Self.selectorCounts {
             let cls = try RuntimeClass(name: "BenchWide\(count)")
@@ -230,6 +228,15 @@ public final class BenchFixtures: @unchecked Sendable {
         try engine.apply(toggleRule)
         engine.discard(toggleRule)
         try hooked.hook(toggleHookAdd, .instead, passThrough).remove()
+        let six = try RuntimeClass(name: "BenchSixArguments")
+        try six.addMethod(sixAdd, implementation: IMP(address: unsafeBitCast(Self.sixAddIMP, to: UnsafeRawPointer.self))!,
+                          types: "q@:qqqqqq")
+        try six.addMethod(closureSixAdd, Self.sixAddBody)
+        let sixObject = try six.createInstance()
+        keep.append(sixObject)
+        sixRef = sixObject.ref
+        let _: Int = try sixRef.send(sixAdd, 1, 2, 3, 4, 5, 6)
+        let _: Int = try sixRef.send(closureSixAdd, 1, 2, 3, 4, 5, 6)
     }
 
     /// Checks that the hooks and rules still do what the cases claim (4: performed; 5, 6:
