@@ -63,6 +63,17 @@ final class LargeStructTests: XCTestCase {
         }
     }
 
+    /// The limits are checked on the canonical form, but the error quotes the text as written,
+    /// type qualifiers and all, so the caller can find it.
+    func testASizeErrorQuotesTheSignatureAsWritten() {
+        let s = Self.structEncoding(bytes: 16384, name: "Q16")
+        let written = "v@:" + String(repeating: "r^v" + s, count: 5)
+        XCTAssertThrowsError(try Signature(written)) {
+            guard case let RuntimeError.malformedEncoding(context) = $0 else { return XCTFail("\($0)") }
+            XCTAssertEqual(context.actual, written)
+        }
+    }
+
     func testAStructAtTheLimitIsPassedOnASmallStack() throws {
         let s = Self.structEncoding(bytes: 16384, name: "Edge")
         let c = try RuntimeClass(name: "Abuse.EdgeStruct")

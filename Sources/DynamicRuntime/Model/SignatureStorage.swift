@@ -31,7 +31,8 @@ final class SignatureStorage: @unchecked Sendable {
     /// from this immortal object.
     let spareRecord = Atomic<UInt>(0)
 
-    init(encoding: String, returnType: TypeEncoding, argumentTypes: [TypeEncoding],
+    /// `written` is the text as the caller spelled it (qualifiers and all), which the errors quote.
+    init(encoding: String, written: String, returnType: TypeEncoding, argumentTypes: [TypeEncoding],
          ffiReturn: UnsafeMutablePointer<ffi_type>, ffiArguments: [UnsafeMutablePointer<ffi_type>]) throws(RuntimeError) {
         self.encoding = encoding
         self.returnType = returnType
@@ -44,7 +45,7 @@ final class SignatureStorage: @unchecked Sendable {
             let align = max(Int(sf_ffi_type_alignment(t)), 1)
             // libffi copies by-value arguments onto the calling thread's stack.
             if size > Self.maxArgumentBytes {
-                throw .malformedEncoding(.init(actual: encoding, offset: 0, reason: "argument \(i - 1) is a \(size)-byte struct; arguments are limited to \(Self.maxArgumentBytes) bytes by value (pass a pointer)"))
+                throw .malformedEncoding(.init(actual: written, offset: 0, reason: "argument \(i - 1) is a \(size)-byte struct; arguments are limited to \(Self.maxArgumentBytes) bytes by value (pass a pointer)"))
             }
             frame = (frame + align - 1) / align * align
             offsets.append(frame)
@@ -52,7 +53,7 @@ final class SignatureStorage: @unchecked Sendable {
             frame += size
         }
         if frame > Self.maxFrameBytes {
-            throw .malformedEncoding(.init(actual: encoding, offset: 0, reason: "the arguments take \(frame) bytes; a call is limited to \(Self.maxFrameBytes) bytes of arguments"))
+            throw .malformedEncoding(.init(actual: written, offset: 0, reason: "the arguments take \(frame) bytes; a call is limited to \(Self.maxFrameBytes) bytes of arguments"))
         }
         raw = .allocate(capacity: 1)
         let argv = UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>.allocate(capacity: max(ffiArguments.count, 1))
@@ -89,7 +90,7 @@ final class SignatureStorage: @unchecked Sendable {
         raw.pointee.frame_size = UInt32(frame)
         let status = sf_ffi_prep_cif(&raw.pointee.cif, UInt32(ffiArguments.count), ffiReturn, argv)
         guard status == FFI_OK else {
-            throw .malformedEncoding(.init(actual: encoding, offset: 0, reason: "libffi cannot prepare a call with these types (status \(status.rawValue))"))
+            throw .malformedEncoding(.init(actual: written, offset: 0, reason: "libffi cannot prepare a call with these types (status \(status.rawValue))"))
         }
         layout = sf_tramp_layout_create(&raw.pointee.cif)
         raw.pointee.swift = Unmanaged.passUnretained(self).toOpaque()

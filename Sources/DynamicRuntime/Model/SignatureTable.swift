@@ -22,7 +22,7 @@ final class SignatureTable: @unchecked Sendable {
         }
         let ffiReturn = try ffiType(for: ret, in: text)
         let ffiArgs = try args.map { t throws(RuntimeError) in try ffiType(for: t, in: text) }
-        let storage = try SignatureStorage(encoding: key, returnType: ret, argumentTypes: args,
+        let storage = try SignatureStorage(encoding: key, written: text, returnType: ret, argumentTypes: args,
                                            ffiReturn: ffiReturn, ffiArguments: ffiArgs)
         byEncoding[key] = storage
         byEncoding[text] = storage
