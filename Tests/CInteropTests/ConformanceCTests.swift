@@ -48,4 +48,8 @@ final class ConformanceCTests: XCTestCase {
     /// instance alive, indexed ivars, association policies, method_invoke, a malformed property,
     /// an IMP from a function removed twice, long double through a C function IMP.
     func testRuntimeAPI() { run(cf_scenario_runtime_api) }
+
+    /// objc_duplicateClass (objc4 test/duplicateClass.m): the copy's shape, KVO-style isa
+    /// swizzling to it and back, and the refusals.
+    func testDuplicateClass() { run(cf_scenario_duplicate_class) }
 }

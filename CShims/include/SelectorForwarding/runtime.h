@@ -20,6 +20,15 @@ sf_class_t sf_allocateClassPair(sf_class_t superclass, const char *name);
 void sf_registerClassPair(sf_class_t cls);
 /* Fails with SF_ERR_CLASS_IN_USE while instances or subclasses are alive. */
 sf_status sf_disposeClassPair(sf_class_t cls);
+/*
+ * objc_duplicateClass: a registered copy of `original` named `name` (same superclass, ivars at
+ * the same offsets, its own copy of the methods, class methods, protocols and properties; a
+ * hooked method contributes its original), for swapping an object's class with
+ * sf_object_setClass as KVO does. NULL with SF_ERR_DUPLICATE_CLASS for a name in use,
+ * SF_ERR_INVALID_ARGUMENT for NULL, a metaclass or `extraBytes` other than 0,
+ * SF_ERR_CLASS_REGISTERED for a class not registered yet. Dispose it with sf_disposeClassPair.
+ */
+sf_class_t sf_duplicateClass(sf_class_t original, const char *name, size_t extraBytes);
 sf_class_t sf_getClass(const char *name);
 sf_class_t sf_getMetaClass(const char *name);
 const char *sf_class_getName(sf_class_t cls);

@@ -54,3 +54,21 @@ import CShims
     guard let cls, let sel else { return false }
     return RuntimeClass.from(cls).responds(to: Selector(raw: sel))
 }
+
+/// The C function `sf_duplicateClass` of SelectorForwarding.h (exported from the shared library).
+@_cdecl("sf_duplicateClass")
+@_spi(CAPI) public func sf_duplicateClass_impl(_ original: sf_class_t?, _ name: UnsafePointer<CChar>?, _ extraBytes: Int) -> sf_class_t? {
+    guard let original else { return fail(.nullArgument("a class to duplicate"), nil) }
+    do throws(RuntimeError) {
+        let n = try nameArg(name, "class name").get()
+        let cls = RuntimeClass.from(original)
+        guard extraBytes == 0 else {
+            throw .invalidArgument(.init(className: cls.name, operation: "duplicate", expected: "0 extra bytes (class objects have no extra storage)", actual: "\(UInt(bitPattern: extraBytes))"))
+        }
+        let copy = try cls.duplicate(named: n, key: NameKey(cString: name!))
+        succeed()
+        return copy.raw
+    } catch {
+        return fail(error, nil)
+    }
+}

@@ -27,6 +27,9 @@ public final class RuntimeProperty: Hashable, @unchecked Sendable, CustomStringC
     /// The attributes, in order.
     public var attributes: [PropertyAttribute] { Runtime.state.lock.withLock { _attributes } }
 
+    /// The attributes (lock held).
+    var attributesNolock: [PropertyAttribute] { _attributes }
+
     /// The attribute string (`property_getAttributes`), e.g. `T@,&,N,V_name`.
     public var attributeString: String { PropertyAttribute.string(attributes) }
 
@@ -131,5 +134,15 @@ extension RuntimeClass {
             propertyList.append(p)
             return p
         }
+    }
+}
+
+extension RuntimeProperty {
+    /// A new property with the same name and attributes, for a duplicated class (lock held).
+    func duplicateNolock() -> RuntimeProperty {
+        Runtime.state.lock.assertHeld()
+        let p = RuntimeProperty(name: name, attributes: attributesNolock)
+        PropertyTable.all[UnsafeRawPointer(p.raw)] = p
+        return p
     }
 }

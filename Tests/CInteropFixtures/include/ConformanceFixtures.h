@@ -24,6 +24,8 @@ int cf_scenario_protocols(const char *name);
 /* class_setSuperclass, extra bytes, association policies, method_invoke, properties, IMPs from
  * functions, long double sends. */
 int cf_scenario_runtime_api(const char *name);
+/* objc_duplicateClass and isa swizzling between the original and the copy. */
+int cf_scenario_duplicate_class(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */
