@@ -52,4 +52,8 @@ final class ConformanceCTests: XCTestCase {
     /// objc_duplicateClass (objc4 test/duplicateClass.m): the copy's shape, KVO-style isa
     /// swizzling to it and back, and the refusals.
     func testDuplicateClass() { run(cf_scenario_duplicate_class) }
+
+    /// Weak references from C (objc4 test/arr-weak.m, test/weakcopy.m): store re-points in
+    /// place, copy and move, a store from dealloc, weak ivars and their layouts.
+    func testWeakReferences() { run(cf_scenario_weak) }
 }

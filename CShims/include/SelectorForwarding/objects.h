@@ -25,10 +25,23 @@ sf_class_t sf_object_getClass(sf_id obj);
  */
 sf_class_t sf_object_setClass(sf_id obj, sf_class_t cls);
 
-/* Zeroing weak references, like objc_initWeak / objc_loadWeakRetained / objc_destroyWeak. */
+/* Zeroing weak references, like objc_initWeak / objc_loadWeakRetained / objc_destroyWeak.
+ * sf_loadWeakRetained returns +1 (the caller releases it), or NULL once the object is gone. */
 void sf_initWeak(sf_id *slot, sf_id obj);
 sf_id sf_loadWeakRetained(sf_id *slot);
 void sf_destroyWeak(sf_id *slot);
+/*
+ * objc_storeWeak: re-points a weak slot (nil, or set up by sf_initWeak / sf_storeWeak /
+ * sf_copyWeak / sf_moveWeak) at `obj` in place and returns what it now holds: `obj`, or NULL
+ * when `obj` is NULL or already being deallocated. Safe against another thread releasing
+ * `obj`'s last reference. A NULL slot: NULL with SF_ERR_INVALID_ARGUMENT.
+ */
+sf_id sf_storeWeak(sf_id *slot, sf_id obj);
+/* objc_copyWeak: `destination` (holding nothing) refers to what `source` refers to. */
+void sf_copyWeak(sf_id *destination, sf_id *source);
+/* objc_moveWeak: `destination` (holding nothing) takes over `source`, which then holds NULL
+ * and needs no sf_destroyWeak. */
+void sf_moveWeak(sf_id *destination, sf_id *source);
 
 /* Associated objects (retained by the owner until it is deallocated or the key is reset). */
 void sf_setAssociatedObject(sf_id obj, const void *key, sf_id value);

@@ -80,6 +80,18 @@ bool sf_class_addIvar(sf_class_t cls, const char *name, size_t size, uint8_t log
 /* Byte offset of the ivar from the object's start, or -1 when the class has none by that name. */
 ptrdiff_t sf_class_getIvarOffset(sf_class_t cls, const char *name);
 void *sf_object_getIvarPointer(sf_id obj, ptrdiff_t offset);
+/* A zeroing weak object ivar (`__weak id`, type "@"): it reads NULL once its object is
+ * deallocated. Access it only with sf_storeWeak / sf_loadWeakRetained on
+ * sf_object_getIvarPointer; the owner's deallocation unregisters it. Errors as sf_class_addIvar. */
+bool sf_class_addWeakIvar(sf_class_t cls, const char *name);
+/*
+ * class_getIvarLayout / class_getWeakIvarLayout: which pointer-sized words of an instance hold
+ * strong (weak) object ivars, in objc4's format: bytes 0xSN (skip S words, then N words), from
+ * the object's first word, inherited ivars included, ending with a 0 byte. NULL when there are
+ * none (SF_OK) or for a NULL class (SF_ERR_INVALID_ARGUMENT). Valid while the class exists.
+ */
+const uint8_t *sf_class_getIvarLayout(sf_class_t cls);
+const uint8_t *sf_class_getWeakIvarLayout(sf_class_t cls);
 
 /* ---- class layout ---- */
 

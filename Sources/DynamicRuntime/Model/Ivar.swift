@@ -2,6 +2,7 @@ import CShims
 import Glibc
 
 /// An instance variable: a typed slot at a fixed offset in every instance of a class.
+/// Object ivars are strong unless declared weak.
 public struct Ivar: Hashable, Sendable {
     /// The variable's name, unique along the class chain.
     public let name: String
@@ -11,4 +12,7 @@ public struct Ivar: Hashable, Sendable {
     public let offset: Int
     /// Size in bytes.
     public let size: Int
+    /// True for a zeroing weak object ivar (`addWeakIvar`): set stores weakly, reads retain a
+    /// live object or give nil, and the slot reads nil once its object is deallocated.
+    public internal(set) var isWeak = false
 }

@@ -1,7 +1,8 @@
 import CShims
 
 /// Typed access to instance variables. Object ivars are strong: setting retains the new value
-/// and releases the old one.
+/// and releases the old one. Weak ones go through the weak table: setting re-points the
+/// slot, reading retains a live object (or gives nil) for the value's construction.
 extension MessageReceiver {
     private func slot(_ ivar: Ivar, _ type: TypeEncoding) throws(RuntimeError) -> UnsafeMutableRawPointer {
         guard let raw = receiver.raw else {
@@ -19,13 +20,28 @@ extension MessageReceiver {
 
     /// Reads an ivar, checking its type.
     public func value<T: MessageArgument>(of ivar: Ivar, as _: T.Type = T.self) throws(RuntimeError) -> T {
-        T(argumentStorage: try slot(ivar, T.typeEncoding))
+        let p = try slot(ivar, T.typeEncoding)
+        func refuseNil() -> RuntimeError {
+            .invalidArgument(.init(className: runtimeClass?.visibleName, ivar: ivar.name, expected: "an object (read an ivar that may be nil as an optional)", actual: "nil"))
+        }
+        guard ivar.isWeak else {
+            if !T.acceptsNull, case .object = ivar.type, p.load(as: UInt.self) == 0 { throw refuseNil() }
+            return T(argumentStorage: p)
+        }
+        var loaded = WeakTable.shared.loadRetained(p.assumingMemoryBound(to: sf_id?.self))
+        defer { if let loaded { sf_release_inline(loaded) } }
+        if loaded == nil, !T.acceptsNull { throw refuseNil() }
+        return withUnsafeBytes(of: &loaded) { T(argumentStorage: $0.baseAddress!) }
     }
 
     /// Writes an ivar, checking its type.
     public func setValue<T: MessageArgument>(_ value: T, for ivar: Ivar) throws(RuntimeError) {
         let p = try slot(ivar, T.typeEncoding)
-        if case .object = ivar.type {
+        if ivar.isWeak {
+            var new: sf_id? = nil
+            withUnsafeMutableBytes(of: &new) { value.storeArgument(to: $0.baseAddress!) }
+            WeakTable.shared.store(p.assumingMemoryBound(to: sf_id?.self), new)
+        } else if case .object = ivar.type {
             let old = p.load(as: sf_id?.self)
             value.storeArgument(to: p)
             if let new = p.load(as: sf_id?.self) { sf_retain_inline(new) }

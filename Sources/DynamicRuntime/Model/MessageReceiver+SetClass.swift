@@ -41,6 +41,9 @@ extension MessageReceiver {
             if Set(cls.objectIvarOffsets) != Set(current.objectIvarOffsets) {
                 throw refuse("strong object ivars at offsets \(cls.objectIvarOffsets.sorted()), not \(current.objectIvarOffsets.sorted())")
             }
+            if Set(cls.weakIvarOffsets) != Set(current.weakIvarOffsets) {
+                throw refuse("weak object ivars at offsets \(cls.weakIvarOffsets.sorted()), not \(current.weakIvarOffsets.sorted())")
+            }
             sf_class_adjust_live_instances(cls.raw, 1)
             sf_object_set_isa(obj, cls.raw)
             sf_class_adjust_live_instances(current.raw, -1)

@@ -53,6 +53,8 @@ enum ObjectLifecycle {
             sf_object_set_isa(obj, cls.raw)
             HiddenClassRegistry.objectDeallocated(obj, hiddenClass: RuntimeClass.from(isa))
         }
+        // Weak ivars: their slots are in this memory, so the table lets go of them first.
+        WeakTable.shared.destroyWeakIvars(of: obj, offsets: cls.weakIvarOffsets)
         for offset in cls.objectIvarOffsets {
             let slot = (UnsafeMutableRawPointer(obj) + offset).assumingMemoryBound(to: sf_id?.self)
             if let value = slot.pointee {

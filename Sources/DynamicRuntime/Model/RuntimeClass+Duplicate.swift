@@ -29,6 +29,7 @@ extension RuntimeClass {
             sf_class_set_instance_size(copy.raw, instanceSize)
             copy.instanceAlignment = instanceAlignment
             copy.objectIvarOffsets = objectIvarOffsets
+            copy.weakIvarOffsets = weakIvarOffsets
             copy.adoptedProtocols = adoptedProtocols
             copy.propertyList = propertyList.map { $0.duplicateNolock() }
             copy.metaclass.propertyList = metaclass.propertyList.map { $0.duplicateNolock() }

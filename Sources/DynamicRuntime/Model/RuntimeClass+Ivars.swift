@@ -8,6 +8,19 @@ extension RuntimeClass {
     /// `class_addIvar`'s `log2_alignment` does; instances are then allocated that aligned too.
     @discardableResult
     public func addIvar(_ name: String, type: TypeEncoding, alignment: Int? = nil) throws(RuntimeError) -> Ivar {
+        try addIvar(name, type: type, alignment: alignment, weak: false)
+    }
+
+    /// Adds a zeroing weak object ivar (`__weak id`), which reads nil once its object is
+    /// deallocated. Only before `register()`. Set and read it with `setValue(_:forIvar:)` and
+    /// `value(ofIvar:)` (read it as `Object?` to hold what it refers to), or from C with
+    /// `sf_storeWeak` / `sf_loadWeakRetained` on `sf_object_getIvarPointer`.
+    @discardableResult
+    public func addWeakIvar(_ name: String) throws(RuntimeError) -> Ivar {
+        try addIvar(name, type: .object, alignment: nil, weak: true)
+    }
+
+    func addIvar(_ name: String, type: TypeEncoding, alignment: Int?, weak: Bool) throws(RuntimeError) -> Ivar {
         if case .void = type {
             throw .invalidArgument(.init(className: self.name, ivar: name, expected: "a type with a size", actual: "void"))
         }
@@ -30,11 +43,15 @@ extension RuntimeClass {
             guard offset + size <= RuntimeClass.maximumInstanceSize else {
                 throw .invalidArgument(.init(className: self.name, ivar: name, expected: "instances of at most \(RuntimeClass.maximumInstanceSize) bytes", actual: "\(offset + size) bytes"))
             }
-            let ivar = Ivar(name: name, type: type, offset: offset, size: size)
+            let ivar = Ivar(name: name, type: type, offset: offset, size: size, isWeak: weak)
             ivarList.append(ivar)
             sf_class_set_instance_size(raw, offset + size)
             instanceAlignment = max(instanceAlignment, align)
-            if case .object = type { objectIvarOffsets.append(offset) }
+            if weak {
+                weakIvarOffsets.append(offset)
+            } else if case .object = type {
+                objectIvarOffsets.append(offset)
+            }
             return ivar
         }
     }

@@ -90,10 +90,11 @@ extension RuntimeClass {
         meta.superclass = new.metaclass
         meta.metaSuperclass = new.metaclass
         sf_class_set_super(meta.raw, new.metaclass.raw)
-        // Strong ivar offsets are inherited: recompute them down the tree.
+        // Strong and weak ivar offsets are inherited: recompute them down the tree.
         for k in subtreeNolock() {
-            let own = k.ivarList.filter { if case .object = $0.type { true } else { false } }.map(\.offset)
+            let own = k.ivarList.filter { if case .object = $0.type { !$0.isWeak } else { false } }.map(\.offset)
             k.objectIvarOffsets = (k.superclass?.objectIvarOffsets ?? []) + own
+            k.weakIvarOffsets = (k.superclass?.weakIvarOffsets ?? []) + k.ivarList.filter(\.isWeak).map(\.offset)
         }
         // Every cached lookup and declined-resolver answer below either class may have changed.
         flushCaches()

@@ -39,6 +39,10 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var keptAlive: [ClosureIMP] = []
     /// Offsets of strong object ivars, this class's and inherited; fixed at registration.
     var objectIvarOffsets: [Int] = []
+    /// Offsets of weak object ivars, this class's and inherited; fixed at registration.
+    var weakIvarOffsets: [Int] = []
+    /// The ivar layouts handed to C, interned: valid for the class's life (lock held).
+    var cIvarLayouts: CIvarLayouts?
     /// The alignment instances are allocated with: the largest of the ivars' (inherited ones
     /// included) and malloc's 16. Fixed at registration.
     var instanceAlignment = 16
@@ -136,6 +140,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
             superclass?.subclasses.append(self)
             metaSuper.subclasses.append(meta)
             objectIvarOffsets = superclass?.objectIvarOffsets ?? []
+            weakIvarOffsets = superclass?.weakIvarOffsets ?? []
             instanceAlignment = superclass?.instanceAlignment ?? 16
         }
     }

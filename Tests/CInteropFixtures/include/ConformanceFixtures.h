@@ -26,6 +26,8 @@ int cf_scenario_protocols(const char *name);
 int cf_scenario_runtime_api(const char *name);
 /* objc_duplicateClass and isa swizzling between the original and the copy. */
 int cf_scenario_duplicate_class(const char *name);
+/* objc_storeWeak, objc_copyWeak, objc_moveWeak, weak ivars and ivar layouts. */
+int cf_scenario_weak(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */
