@@ -11,6 +11,12 @@ _Thread_local void *sf_delivering;
 
 void sf_install_slow_path(sf_lookup_slow_fn fn) { atomic_store(&sf_lookup_slow, fn); }
 void sf_install_dealloc_hook(sf_dealloc_hook_fn fn) { atomic_store(&sf_dealloc_hook, fn); }
+sf_imp _Atomic sf_root_dealloc_imp;
+sf_sel _Atomic sf_root_dealloc_sel;
+void sf_install_root_dealloc(sf_imp imp, sf_sel sel) {
+    atomic_store(&sf_root_dealloc_sel, sel);
+    atomic_store(&sf_root_dealloc_imp, imp);
+}
 
 const char *sf_sel_getName(sf_sel sel) { return sel ? sel->name : NULL; }
 
@@ -41,12 +47,14 @@ static void record_unrecognized(sf_class_t cls, sf_sel sel) {
 }
 
 static sf_imp lookup_imp(sf_class_t cls, sf_sel sel) {
+    // Cleared first: a miss whose slow path failed (a +initialize that threw) leaves its own error.
+    sf_clear_last_error();
     sf_rcu_enter();
     sf_method_t m = sf_lookup_method(cls, sel);
     sf_imp imp = m ? sf_method_imp(m) : NULL;
     sf_rcu_exit();
     if (imp) sf_clear_last_error();
-    else record_unrecognized(cls, sel);
+    else if (sf_last_status == SF_OK) record_unrecognized(cls, sel);
     return imp;
 }
 
@@ -93,6 +101,12 @@ static sf_imp msg_lookup_full(sf_id obj, sf_sel sel) {
 }
 
 sf_imp sf_msg_lookup_super(sf_class_t cls, sf_sel sel) {
+    // [super dealloc] from a root class reaches the runtime's root dealloc, as from any class.
+    sf_imp root = atomic_load_explicit(&sf_root_dealloc_imp, memory_order_acquire);
+    if (!cls && sel && root && sel == atomic_load_explicit(&sf_root_dealloc_sel, memory_order_relaxed)) {
+        sf_clear_last_error();
+        return root;
+    }
     if (!cls) {
         sf_set_last_error(SF_ERR_NIL_RECEIVER, "super lookup from a class with no superclass");
         return NULL;

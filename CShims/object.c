@@ -4,6 +4,9 @@
 #include <sched.h>
 
 sf_dealloc_hook_fn _Atomic sf_dealloc_hook;
+static _Thread_local void *dealloc_current;
+void *sf_dealloc_current(void) { return dealloc_current; }
+void sf_dealloc_set_current(void *obj) { dealloc_current = obj; }
 
 sf_id sf_retain(sf_id obj) {
     if (obj) sf_retain_inline(obj);

@@ -65,6 +65,13 @@ typedef sf_imp (*sf_forward_target_fn)(void *a0, void *a1, void *a2, int *stret)
 extern sf_forward_target_fn _Atomic sf_forward_target;
 void sf_install_forward_target(sf_forward_target_fn fn);
 void sf_install_dealloc_hook(sf_dealloc_hook_fn fn);
+/* The root class's `dealloc` (the runtime's teardown), for [super dealloc] from a root class. */
+extern sf_imp _Atomic sf_root_dealloc_imp;
+extern sf_sel _Atomic sf_root_dealloc_sel;
+void sf_install_root_dealloc(sf_imp imp, sf_sel sel);
+/* The object whose dealloc chain runs on this thread, until the root dealloc claims it. */
+void *sf_dealloc_current(void);
+void sf_dealloc_set_current(void *obj);
 
 static inline sf_class_t sf_object_isa(sf_id obj) {
     return atomic_load_explicit(&obj->isa, memory_order_acquire);

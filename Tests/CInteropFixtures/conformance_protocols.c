@@ -22,7 +22,7 @@ int cf_scenario_protocols(const char *name) {
     CHECK(sf_protocol_addMethodDescription(base, SEL("cfSize:"), "q@:q", false, true) == SF_OK);
     CHECK(sf_protocol_addMethodDescription(base, SEL("cfMake"), "@@:", true, false) == SF_OK);
     // Bad input: reserved selector, malformed types, declared twice, NULLs.
-    CHECK(sf_protocol_addMethodDescription(base, SEL("dealloc"), "v@:", true, true) == SF_ERR_RESERVED_SELECTOR);
+    CHECK(sf_protocol_addMethodDescription(base, SEL(".cxx_destruct"), "v@:", true, true) == SF_ERR_RESERVED_SELECTOR);
     CHECK(sf_protocol_addMethodDescription(base, SEL("cfBad"), "{oops", true, true) == SF_ERR_BAD_ENCODING);
     CHECK(sf_protocol_addMethodDescription(base, SEL("cfDraw"), "v@:", true, true) == SF_ERR_METHOD_EXISTS);
     CHECK(sf_protocol_addMethodDescription(NULL, SEL("cfDraw"), "v@:", true, true) == SF_ERR_INVALID_ARGUMENT);

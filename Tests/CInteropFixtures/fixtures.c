@@ -380,7 +380,9 @@ int fx_scenario_bad_inputs(const char *name) {
         CHECK(contains(sf_last_error_message(), bad[i].offset));
     }
     CHECK(sf_class_getInstanceMethod(cls, sel) == NULL);  // nothing was added
-    CHECK(sf_class_addMethod(cls, SEL("dealloc"), IMP(nothing), "v@:") == SF_ERR_RESERVED_SELECTOR);
+    CHECK(sf_class_addMethod(cls, SEL(".cxx_destruct"), IMP(nothing), "v@:") == SF_ERR_RESERVED_SELECTOR);
+    CHECK(sf_class_addMethod(cls, SEL("dealloc"), IMP(one), "i@:") == SF_ERR_SIGNATURE_MISMATCH);
+    CHECK(contains(sf_last_error_message(), "dealloc"));
 
     CHECK(sf_class_createInstance(NULL) == NULL && sf_last_error() == SF_ERR_INVALID_ARGUMENT);
     sf_registerClassPair(cls);

@@ -48,8 +48,8 @@ final class ProtocolTests: XCTestCase {
         let p = try RuntimeProtocol.allocate(name: "PTBad")
         XCTAssertThrowsError(try RuntimeProtocol.allocate(name: "PTBad")) { XCTAssertEqual($0 as? RuntimeError, .duplicateProtocol(.init(className: "PTBad"))) }
         XCTAssertThrowsError(try RuntimeProtocol.allocate(name: ""))
-        XCTAssertThrowsError(try p.addMethodDescription("dealloc", types: "v@:", isRequired: true, isInstanceMethod: true)) {
-            guard case .reservedSelector(let context)? = $0 as? RuntimeError, context.selector == "dealloc" else { return XCTFail("\($0)") }
+        XCTAssertThrowsError(try p.addMethodDescription(".cxx_destruct", types: "v@:", isRequired: true, isInstanceMethod: true)) {
+            guard case .reservedSelector(let context)? = $0 as? RuntimeError, context.selector == ".cxx_destruct" else { return XCTFail("\($0)") }
         }
         XCTAssertThrowsError(try p.addMethodDescription("x", types: "{bad", isRequired: true, isInstanceMethod: true)) {
             guard case .malformedEncoding? = $0 as? RuntimeError else { return XCTFail("\($0)") }

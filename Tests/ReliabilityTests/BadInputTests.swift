@@ -179,17 +179,21 @@ final class BadInputTests: BadInputTestCase {
                 XCTAssertEqual(e as? RuntimeError, .reservedSelector(.init(className: cls.name, selector: sel, reason: "it drives forwarding itself; define the method instead of hooking it")))
             }
         }
-        XCTAssertThrowsError(try cls.addMethod("dealloc") { (_: ObjectRef) in }) { e in
-            XCTAssertEqual(e as? RuntimeError, .reservedSelector(.init(className: cls.name, selector: "dealloc", reason: "deallocation runs through dealloc observers (onDeallocate)")))
+        XCTAssertThrowsError(try cls.addMethod(".cxx_destruct") { (_: ObjectRef) in }) { e in
+            XCTAssertEqual(e as? RuntimeError, .reservedSelector(.init(className: cls.name, selector: ".cxx_destruct", reason: "the runtime releases ivars itself; override dealloc instead")))
             XCTAssertEqual((e as? RuntimeError)?.code, SF_ERR_RESERVED_SELECTOR)
         }
-        XCTAssertThrowsError(try cls.hook("dealloc") { _ in }) { e in
-            guard case .reservedSelector? = e as? RuntimeError else { return XCTFail("\(e)") }
+        // `dealloc` is an ordinary method, of the root's shape only.
+        XCTAssertThrowsError(try cls.addMethod("dealloc") { (_: ObjectRef) in 1 }) { e in
+            XCTAssertEqual(e as? RuntimeError, .signatureMismatch(.init(className: cls.name, selector: "dealloc", expected: "v@:", actual: "q@:")))
         }
-        // Sending one is just an unrecognized selector when the class does not define it.
+        // Sent to a live object, the root dealloc refuses: only the last release tears down.
         XCTAssertThrowsError(try o.send("dealloc")) { e in
-            XCTAssertEqual(e as? RuntimeError, .doesNotRecognizeSelector(.init(className: cls.name, selector: "dealloc", isClassMethod: false)))
+            guard case let .invalidArgument(c)? = e as? RuntimeError else { return XCTFail("\(e)") }
+            XCTAssertEqual(c.className, cls.name)
+            XCTAssertEqual(c.selector, "dealloc")
         }
+        XCTAssertEqual(try o.send("add:to:", 1, 2) as Int, 3)
         // A throttle rule on one is refused the same way.
         XCTAssertThrowsError(try cls.limit("forwardInvocation:", oncePer: .seconds(1), in: Engine())) { e in
             guard case .runtime(.reservedSelector)? = e as? ThrottleError else { return XCTFail("\(e)") }

@@ -42,6 +42,8 @@ import CShims
         let c = RuntimeClass.from(cls)
         guard !c.isMetaclass else { throw RuntimeError.invalidArgument(.init(className: c.name, operation: "create an instance", expected: "a class", actual: "a metaclass")) }
         guard Runtime.state.lock.withLock({ c.isRegistered }) else { throw RuntimeError.classNotRegistered(.init(className: c.name, operation: "create an instance")) }
+        // Creating an instance plays `+alloc`'s part: the class's first message.
+        try c.ensureInitialized()
         succeed()
         return ObjectLifecycle.allocate(c)
     } catch {

@@ -14,7 +14,17 @@ extension MessageSend {
         _ raw: sf_id, _ selector: Selector, cls: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
         count: Int, exact: Bool = false, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
-        guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
+        guard let cls else {
+            // `[super dealloc]` from a root class: the root dealloc, as from any other class.
+            if selector == RootDealloc.selector, R.returnEncoding == .void {
+                RootDealloc.run(raw)
+                try Runtime.rethrowPending()
+                return zeroValue()
+            }
+            throw Forwarding.unrecognized(sf_object_isa(raw), selector)
+        }
+        // The lookup that missed may have run a `+initialize` that threw: the error is the send's.
+        try Runtime.rethrowPending()
         // Strings lent on the way (arguments, a forwarded method's return) live until R has read them.
         let lent = sf_lent_mark()
         defer { sf_lent_drain(lent) }
@@ -95,8 +105,16 @@ extension MessageSend {
     static func forwardMiss(_ raw: sf_id, _ selector: Selector, cls: sf_class_t?, returning: TypeEncoding,
                             _ args: [any MessageArgument], fromStage stage: Int = 1,
                             load: (UnsafeMutableRawPointer, Signature) -> Void) throws(RuntimeError) {
-        // A super send from a root class has no class to look in (and none to forward from).
-        guard let cls else { throw Forwarding.unrecognized(sf_object_isa(raw), selector) }
+        // A super send from a root class has no class to look in (and none to forward from),
+        // but for `dealloc`, whose root is the runtime's.
+        guard let cls else {
+            if selector == RootDealloc.selector, args.isEmpty {
+                RootDealloc.run(raw)
+                try Runtime.rethrowPending()
+                return
+            }
+            throw Forwarding.unrecognized(sf_object_isa(raw), selector)
+        }
         let sig = try frameSignature(returning: returning, args.map(argumentType))
         try checkByteCounts(args, sig, cls, selector)
         try forwardFrame(raw, selector, cls: cls, sig, count: args.count, store: { i, p in args[i].storeArgument(to: p) },

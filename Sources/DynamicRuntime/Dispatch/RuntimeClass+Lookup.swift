@@ -8,19 +8,22 @@ extension RuntimeClass {
             if let m = k.methods[selector] { return m }
             c = k.lookupSuperclass
         }
-        return nil
+        // Every instance chain ends in the root dealloc.
+        return !isMetaclass && selector == RootDealloc.selector ? RootDealloc.record : nil
     }
 
     /// The slow path: walk the chain under the lock and fill this class's cache.
     func lookUpAndCache(_ selector: Selector) -> sf_method_t? {
-        Runtime.state.lock.withLock {
+        // Nothing is cached before `+initialize` returned: the next send must miss again.
+        let cacheable = initializationTarget.isInitialized
+        return Runtime.state.lock.withLock {
             guard let m = findMethod(selector) else {
                 // Remember the miss: the next send forwards without taking the lock.
                 let marker = sf_forward_method_marker()
-                sf_cache_insert(raw, selector.raw, marker)
+                if cacheable { sf_cache_insert(raw, selector.raw, marker) }
                 return marker
             }
-            sf_cache_insert(raw, selector.raw, m.raw)
+            if cacheable { sf_cache_insert(raw, selector.raw, m.raw) }
             return m.raw
         }
     }

@@ -50,7 +50,7 @@ extension RuntimeClass {
     /// (checked under the lock, which every method change and cache flush takes).
     func cacheResolverDeclined(_ selector: Selector) {
         Runtime.state.lock.withLock {
-            guard !isDisposed, findMethod(selector) == nil else { return }
+            guard !isDisposed, initializationTarget.isInitialized, findMethod(selector) == nil else { return }
             sf_cache_insert(raw, selector.raw, sf_declined_method_marker())
         }
     }

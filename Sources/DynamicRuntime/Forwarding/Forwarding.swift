@@ -27,6 +27,8 @@ enum Forwarding {
     /// signature an invocation gets, and where the return value goes.
     static func handleMiss<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
                                                    frame: Frame) throws(RuntimeError) -> Frame.Outcome {
+        // The lookup that missed may have run a `+initialize` that threw: the error is the send's.
+        try Runtime.rethrowPending()
         try guardDepth(cls, selector)
         defer { sf_forward_depth_exit() }
 

@@ -197,7 +197,9 @@ extension MethodHook {
     @inline(never)
     private func callInheritedOriginal(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
                                        _ ret: UnsafeMutableRawPointer) throws(RuntimeError) {
-        guard let m = cls.lookupSuperclass.flatMap({ sf_lookup_method($0.raw, selector.raw) }) else {
+        // A root class's inherited `dealloc` is the runtime's root dealloc.
+        let root = !cls.isMetaclass && selector == RootDealloc.selector ? RootDealloc.record.raw : nil
+        guard let m = cls.lookupSuperclass.flatMap({ sf_lookup_method($0.raw, selector.raw) }) ?? root else {
             throw Forwarding.unrecognized(cls.raw, selector)
         }
         try callOriginal(args, ret, inherited: m)

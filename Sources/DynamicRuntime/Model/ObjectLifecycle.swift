@@ -29,30 +29,36 @@ enum ObjectLifecycle {
         sf_object_flags(obj) & UInt32(SF_OBJ_DEALLOCATING) != 0
     }
 
-    /// Runs once, when the last strong reference goes: weak refs read nil from here on, then
-    /// dealloc observers run (the object is still intact), then ivars and associations go.
+    /// Runs once, when the last strong reference goes (retains and releases are inert from
+    /// here on, and weak references read nil). In order: the dealloc observers, with the
+    /// object intact (RxCocoa's `deallocating`: before `dealloc` runs); the class's `dealloc`
+    /// chain (overrides and hooks, each calling super), which ends in the root `dealloc`
+    /// (`destruct`); then the memory is freed, after the whole chain returned, so that code
+    /// after `[super dealloc]` (an after-hook) still finds the header.
     static func deallocate(_ obj: sf_id) {
         sf_object_set_flags(obj, UInt32(SF_OBJ_DEALLOCATING))
-        if sf_object_flags(obj) & UInt32(SF_OBJ_HAS_WEAK) != 0 {
-            WeakTable.shared.clear(obj)
-        }
-        // Held to the end, not just through the observers: code that runs below (an ivar's
-        // dealloc observer) may still look the table up through the object. A reference of our
-        // own: a hook removed meanwhile may drop the object's.
+        // Held to the end: code that runs below (an ivar's dealloc observer) may still look the
+        // table up through the object. A reference of our own: a hook removed meanwhile may
+        // drop the object's.
         let table = ObjectSideTable.of(obj, create: false)
         defer { withExtendedLifetime(table) {} }
-        if let table {
-            table.runDeallocObservers(ObjectRef(obj))
-            table.releaseAssociations()
-        }
-        // The isa as observers left it (no hidden class can be made from here on). Resolve the
-        // visible class first: tearing down a hidden class may free it.
+        table?.runDeallocObservers(ObjectRef(obj))
+        RootDealloc.runChain(obj)
+        // The isa as `destruct` left it: the visible class.
+        let cls = sf_object_isa(obj)!
+        sf_class_adjust_live_instances(cls, -1)
+        sf_counter_objects_add(-1)
+        free(obj)
+    }
+
+    /// The root `dealloc`'s work, objc4's `objc_destructInstance`: strong ivars released (the
+    /// ivar destructors), associations removed, weak references cleared, the object's hooks
+    /// and side table dropped. Everything but the free; runs once per object. Later teardown
+    /// steps belong here, in this order.
+    static func destruct(_ obj: sf_id) {
+        // Resolve the visible class first: tearing down a hidden class may free it.
         let isa = sf_object_isa(obj)!
         let cls = RuntimeClass.from(sf_object_getClass(obj)!)
-        if sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 {
-            sf_object_set_isa(obj, cls.raw)
-            HiddenClassRegistry.objectDeallocated(obj, hiddenClass: RuntimeClass.from(isa))
-        }
         // Weak ivars: their slots are in this memory, so the table lets go of them first.
         WeakTable.shared.destroyWeakIvars(of: obj, offsets: cls.weakIvarOffsets)
         for offset in cls.objectIvarOffsets {
@@ -62,14 +68,22 @@ enum ObjectLifecycle {
                 sf_release_inline(value)
             }
         }
+        let table = ObjectSideTable.of(obj, create: false)
+        table?.releaseAssociations()
+        if sf_object_flags(obj) & UInt32(SF_OBJ_HAS_WEAK) != 0 {
+            WeakTable.shared.clear(obj)
+        }
+        // No hidden class can be made from here on.
+        if sf_class_info(isa) & UInt32(SF_CLASS_HIDDEN) != 0 {
+            sf_object_set_isa(obj, cls.raw)
+            HiddenClassRegistry.objectDeallocated(obj, hiddenClass: RuntimeClass.from(isa))
+        }
         // The object's reference to its table goes last; a table first made during deallocation
         // (only lookups and removals get that far) takes its associations with it.
         if let left = sf_object_take_side(obj) {
             let last = Unmanaged<ObjectSideTable>.fromOpaque(left).takeRetainedValue()
             if last !== table { last.releaseAssociations() }
         }
-        sf_class_adjust_live_instances(cls.raw, -1)
-        sf_counter_objects_add(-1)
-        free(obj)
+        withExtendedLifetime(table) {}
     }
 }

@@ -29,6 +29,7 @@ extension RuntimeClass {
         guard Runtime.state.lock.withLock({ isRegistered && !isDisposed }) else {
             throw .classNotRegistered(.init(className: name, operation: "create an instance"))
         }
+        try ensureInitialized()
         return Object(adopting: ObjectLifecycle.allocate(self, extraBytes: extraBytes))
     }
 }

@@ -12,6 +12,8 @@ extension RuntimeClass {
         guard Runtime.state.lock.withLock({ isRegistered && !isDisposed }) else {
             throw .classNotRegistered(.init(className: name, operation: "create an instance"))
         }
+        // Creating an instance plays `+alloc`'s part: the class's first message.
+        try ensureInitialized()
         return Object(adopting: ObjectLifecycle.allocate(self))
     }
 }

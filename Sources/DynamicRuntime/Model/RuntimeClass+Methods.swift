@@ -72,7 +72,7 @@ extension RuntimeClass {
     @usableFromInline @discardableResult
     func install(_ selector: Selector, _ imp: IMP, _ sig: Signature,
                  replacing: Bool) throws(RuntimeError) -> (method: Method, previous: IMP?) {
-        try checkReserved(selector)
+        try checkReserved(selector, sig)
         let result = try Runtime.state.lock.withLock { () throws(RuntimeError) -> (Method, IMP?) in
             // A bare pointer made by sf_imp_implementationWithFunction gets its owner back, and a
             // closure IMP must be installed with the signature it reads its arguments by.
@@ -104,13 +104,22 @@ extension RuntimeClass {
         return result
     }
 
-    /// Selectors no method may define: the runtime runs deallocation itself.
-    static let reservedSelectors: Set<String> = ["dealloc", ".cxx_destruct"]
+    /// Selectors no method may define: the runtime destructs ivars itself.
+    static let reservedSelectors: Set<String> = [".cxx_destruct"]
 
-    /// Selectors the runtime gives a meaning to and whose shape it must be able to trust.
-    func checkReserved(_ selector: Selector) throws(RuntimeError) {
+    /// Selectors the runtime gives a meaning to and whose shape it must be able to trust:
+    /// `dealloc` is an instance method taking and returning nothing (`v@:`), as the root's.
+    func checkReserved(_ selector: Selector, _ sig: Signature? = nil) throws(RuntimeError) {
         if RuntimeClass.reservedSelectors.contains(selector.name) {
-            throw .reservedSelector(.init(className: name, selector: selector.name, reason: "deallocation runs through dealloc observers (onDeallocate)"))
+            throw .reservedSelector(.init(className: name, selector: selector.name, reason: "the runtime releases ivars itself; override dealloc instead"))
+        }
+        if let sig, selector == RootDealloc.selector {
+            if isMetaclass {
+                throw .reservedSelector(.init(className: name, selector: selector.name, reason: "dealloc is an instance method; a class method of that name is never sent"))
+            }
+            if sig.returnType != .void || sig.argumentTypes.count != 2 {
+                throw .signatureMismatch(.init(className: name, selector: selector.name, expected: RootDealloc.encoding, actual: sig.encoding))
+            }
         }
     }
 

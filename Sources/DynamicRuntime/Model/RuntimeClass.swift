@@ -1,5 +1,6 @@
 import CShims
 import Glibc
+import Synchronization
 
 /// A class created at run time, with its metaclass (for class methods), an optional
 /// superclass, a method table, instance variables and a lookup cache.
@@ -50,6 +51,11 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var adoptedProtocols: [RuntimeProtocol] = []
     /// Properties this class declared itself, in declaration order.
     var propertyList: [RuntimeProperty] = []
+    /// `+initialize`: `ClassInitialization.none`, `.running` or `.done` (visible instance
+    /// classes only). Read without a lock on the miss path.
+    let initializationState = Atomic<Int>(ClassInitialization.none)
+    /// The thread running `+initialize` (guarded by `ClassInitialization.mutex`).
+    var initializingThread: pthread_t?
 
     /// The metaclass, which holds the class methods. For a metaclass: the root metaclass.
     public var metaclass: RuntimeClass { _metaclass ?? _instanceClass!.rootClass.metaclass }
@@ -103,6 +109,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     init(unregisteredName name: String, key: NameKey? = nil, superclass: RuntimeClass?, hidden: Bool) throws(RuntimeError) {
         let key = key ?? NameKey(name)
         Runtime.ensureInitialized()
+        // Made outside the lock its lookups hold (its own class is hidden, and skips this).
+        if !hidden { _ = RootDealloc.record }
         if let superclass, superclass.isMetaclass {
             throw .invalidArgument(.init(className: name, expected: "an ordinary class as superclass", actual: "metaclass '\(superclass.name)'"))
         }

@@ -95,12 +95,12 @@ public final class RuntimeProtocol: Hashable, @unchecked Sendable, CustomStringC
     /// Declares a method. Only before `register()`.
     ///
     /// - Throws: `classAlreadyRegistered` after registration, `reservedSelector` for a
-    ///   selector the runtime reserves (`dealloc`), `malformedEncoding` for bad types,
+    ///   selector the runtime reserves (`.cxx_destruct`), `malformedEncoding` for bad types,
     ///   `methodExists` when the same kind of description is already declared.
     public func addMethodDescription(_ selector: Selector, types: String, isRequired: Bool,
                                      isInstanceMethod: Bool) throws(RuntimeError) {
         if RuntimeClass.reservedSelectors.contains(selector.name) {
-            throw .reservedSelector(.init(className: name, selector: selector.name, reason: "the runtime runs deallocation itself; a protocol cannot declare it"))
+            throw .reservedSelector(.init(className: name, selector: selector.name, reason: "the runtime releases ivars itself; a protocol cannot declare it"))
         }
         let sig = try Signature(types)
         let key = Key(selector: selector, isRequired: isRequired, isInstanceMethod: isInstanceMethod)

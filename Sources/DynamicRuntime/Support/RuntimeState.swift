@@ -8,6 +8,7 @@ final class RuntimeState: @unchecked Sendable {
         sf_rcu_init()
         sf_install_slow_path(lookUpMethodEntry)
         sf_install_dealloc_hook(deallocateEntry)
+        sf_install_root_dealloc(RootDealloc.imp, RootDealloc.selector.raw)
         ForkSafety.install(runtimeLock: lock)
         sf_install_forward_target(forwardTargetEntry)
     }
@@ -53,10 +54,25 @@ private let runRetired: sf_retire_fn = { item in
     Unmanaged<RetiredAction>.fromOpaque(item!).takeRetainedValue().run()
 }
 
-/// The slow path the C fast path calls on a cache miss.
+/// The slow path the C fast path calls on a cache miss. `+initialize` is sent here: an
+/// uninitialized class caches nothing, so its first send (and every send until `+initialize`
+/// returns) comes this way. A failed `+initialize` reads as a miss, its error pending for the
+/// Swift sender and recorded for a C one.
 private let lookUpMethodEntry: sf_lookup_slow_fn = { cls, sel in
     guard let cls, let sel else { return nil }
-    return RuntimeClass.from(cls).lookUpAndCache(Selector(raw: sel))
+    let c = RuntimeClass.from(cls)
+    let target = c.initializationTarget
+    if !target.isInitialized {
+        do throws(RuntimeError) {
+            try target.ensureInitialized()
+            succeed()
+        } catch {
+            Runtime.raise(error)
+            error.record()
+            return nil
+        }
+    }
+    return c.lookUpAndCache(Selector(raw: sel))
 }
 
 private let deallocateEntry: sf_dealloc_hook_fn = { obj in
