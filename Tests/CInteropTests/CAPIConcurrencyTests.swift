@@ -55,4 +55,11 @@ final class CAPIConcurrencyTests: XCTestCase {
         XCTAssertEqual(sf_hook_remove(token), SF_OK)
         Runtime.state.collectGarbage()
     }
+
+    /// Threads racing to a C class's first message (objc4 test/initialize.m, GNUstep's
+    /// config.initialize.m): one runs +initialize, the others wait for it to return.
+    func testInitializeRaceFromC() {
+        let result = "CAPIConcurrencyInitRace".withCString { cf_scenario_initialize_race($0) }
+        XCTAssertEqual(result, 0, String(cString: cf_failure()))
+    }
 }

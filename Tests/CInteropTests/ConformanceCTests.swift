@@ -56,4 +56,12 @@ final class ConformanceCTests: XCTestCase {
     /// Weak references from C (objc4 test/arr-weak.m, test/weakcopy.m): store re-points in
     /// place, copy and move, a store from dealloc, weak ivars and their layouts.
     func testWeakReferences() { run(cf_scenario_weak) }
+
+    /// objc4 test/initialize.m from C: +initialize at the first message (an instance's
+    /// creation), superclass first, inherited with the subclass as receiver, once.
+    func testInitializeFromC() { run(cf_scenario_initialize) }
+
+    /// An overridden dealloc from C releases what it owns and calls super up to a root class's
+    /// own dealloc, whose super is the runtime's root dealloc; the wrong shape is refused.
+    func testDeallocOverrideFromC() { run(cf_scenario_dealloc) }
 }

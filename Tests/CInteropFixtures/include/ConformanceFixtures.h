@@ -28,6 +28,10 @@ int cf_scenario_runtime_api(const char *name);
 int cf_scenario_duplicate_class(const char *name);
 /* objc_storeWeak, objc_copyWeak, objc_moveWeak, weak ivars and ivar layouts. */
 int cf_scenario_weak(const char *name);
+/* +initialize and an overridden dealloc from C (conformance_lifecycle.c). */
+int cf_scenario_initialize(const char *name);
+int cf_scenario_initialize_race(const char *name);
+int cf_scenario_dealloc(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */
