@@ -1,5 +1,5 @@
 // Method-table entries come from slabs, 56 bytes each with no allocator header: a class with
-// many methods pays for the entries and nothing else (issue 14 item 6). Entries are reused,
+// many methods pays for the entries and nothing else. Entries are reused,
 // never returned to the system; every slab stays reachable from `slabs`.
 #include "sf_private.h"
 #include <pthread.h>

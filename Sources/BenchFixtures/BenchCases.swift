@@ -69,7 +69,7 @@ extension BenchCase {
         })
 
         // 3: the same sends when the IMP runs a Swift closure: a trampoline slot and a
-        // register-class thunk (3a-3c), or the libffi closure it replaced (3d-3f, forced).
+        // register-class thunk (3a-3c), or a libffi closure (3d-3f, forced).
         list.append(BenchCase(id: "3a", name: "sf_msg_lookup + call, closure IMP (C loop)", target: 3,
                               allocationTarget: 0) { f in
             let obj = f.ref.raw, sel = f.closureAdd.raw

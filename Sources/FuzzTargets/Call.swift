@@ -116,8 +116,8 @@ struct Call: CustomStringConvertible {
 
     // MARK: known bugs
 
-    /// The open bug this call would hit (docs/reliability.md), if any. None today: KB-2, KB-5
-    /// and KB-8, which the send target used to skip, are fixed and run like any input.
+    /// The open bug this call would hit (docs/reliability.md), if any. None: KB-2, KB-5 and
+    /// KB-8 are fixed, so the send target runs their inputs like any other.
     func knownBug(_ world: FuzzWorld) -> String? {
         nil
     }
