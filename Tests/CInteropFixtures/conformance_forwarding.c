@@ -1,4 +1,4 @@
-// The resolver's caching and the forwarding IMP, from C (issue 14 items 3 to 5).
+// The resolver's caching and the forwarding IMP, from C.
 #include "CInteropFixtures.h"
 
 #include <stdint.h>

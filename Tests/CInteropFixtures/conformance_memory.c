@@ -1,4 +1,4 @@
-// Heap per added method (issue 14 item 6), measured as objc4's test/addMethods-style
+// Heap per added method, measured as objc4's test/addMethods-style
 // scenario does: many classes, many methods each, the heap compared before and after.
 #include "CInteropFixtures.h"
 

@@ -3,7 +3,7 @@ import CShims
 import XCTest
 @testable import DynamicRuntime
 
-/// Issue 12: a C caller reaches a closure method through a slot and a thunk that moves the
+/// A C caller reaches a closure method through a slot and a thunk that moves the
 /// arguments into Swift's convention (the closure's context in %r13, an error in %r12). Every
 /// callee-saved register must come back as the caller left it, whichever thunk ran, thrown
 /// error or not; a closure that cannot throw takes the thunk without the error check, and one

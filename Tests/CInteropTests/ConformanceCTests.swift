@@ -19,19 +19,19 @@ final class ConformanceCTests: XCTestCase {
         XCTAssertEqual(Runtime.liveObjectCount, objects, "the scenario released everything it made", file: file, line: line)
     }
 
-    /// Issue 14 item 2: `log2_alignment` was ignored (a 32-byte-aligned ivar after two objects
-    /// landed at offset 48) and instances were only 16-byte aligned.
+    /// `log2_alignment` is honoured: a 32-byte-aligned ivar after two objects sits at a multiple
+    /// of 32, and an instance's address is aligned as its strictest ivar asks, not only to 16.
     func testIvarAlignmentIsHonoured() { run(cf_scenario_ivar_alignment) }
 
-    /// Items 3 and 4: a declined selector is cached until the class's methods change;
+    /// A declined selector is cached until the class's methods change;
     /// respondsToSelector and getMethodImplementation ask the resolver.
     func testResolverIsCachedAndConsultedByIntrospection() { run(cf_scenario_resolver_caching) }
 
-    /// Item 5: a missing selector's IMP is sf_msgForward, which forwards any learnable call.
+    /// A missing selector's IMP is sf_msgForward, which forwards any learnable call.
     func testForwardingIMP() { run(cf_scenario_forwarding_imp) }
 
-    /// Item 6 (objc4's bound): under 120 bytes of heap per added method, 100 classes × 200
-    /// methods (217 before: see docs/performance.md).
+    /// objc4's bound: under 120 bytes of heap per added method, 100 classes × 200 methods
+    /// (docs/performance.md).
     func testHeapPerAddedMethodIsUnder120Bytes() {
         let perMethod = conformanceName().withCString { cf_heap_per_added_method($0, 100, 200, false) }
         print("heap per added method: \(perMethod) B")
@@ -44,7 +44,7 @@ final class ConformanceCTests: XCTestCase {
     /// Protocols: creation, registration (twice: refused), descriptions, incorporation, adoption.
     func testProtocols() { run(cf_scenario_protocols) }
 
-    /// The rest of objc4's runtime API from C (the leftovers of issue 14): setSuperclass with an
+    /// The rest of objc4's runtime API from C (what the scenarios above leave out): setSuperclass with an
     /// instance alive, indexed ivars, association policies, method_invoke, a malformed property,
     /// an IMP from a function removed twice, long double through a C function IMP.
     func testRuntimeAPI() { run(cf_scenario_runtime_api) }

@@ -5,8 +5,8 @@ import Synchronization
 import XCTest
 @testable import DynamicRuntime
 
-/// Issue 17: fork() while other threads use the runtime. The child has only the forking
-/// thread; without the runtime's atfork handlers it hung on locks other threads held.
+/// fork() while other threads use the runtime. The child has only the forking
+/// thread; without the runtime's atfork handlers it would hang on locks other threads held.
 final class ForkTests: XCTestCase {
     nonisolated(unsafe) static var shared: (cls: RuntimeClass, obj: Object)?
 

@@ -3,7 +3,7 @@ import CShims
 import XCTest
 @testable import DynamicRuntime
 
-/// Issue 12: a hook calls its original directly, never through `ffi_call`, so the direct call
+/// A hook calls its original directly, never through `ffi_call`, so the direct call
 /// must set `%al` to the vector registers it used, as a variadic original needs: glibc's
 /// `va_start` saves `xmm0-7` only when `%al` is not 0. `fx_sum_doubles` (a C method body,
 /// `- (double)sum:(int)n, ...`) reads its doubles with `va_arg`; the hooked method is called

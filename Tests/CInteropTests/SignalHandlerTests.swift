@@ -5,7 +5,7 @@ import Synchronization
 import XCTest
 @testable import DynamicRuntime
 
-/// Issue 17: a cached send from C is async-signal-safe (docs/reliability.md, "Signal
+/// A cached send from C is async-signal-safe (docs/reliability.md, "Signal
 /// handlers"). A real SIGUSR1 handler sends through `sf_msg_lookup` on threads interrupted
 /// inside their own sends (C and Swift), while a writer swaps the method's IMP and churns
 /// another class (retiring caches and closures, and freeing them after grace periods). A miss

@@ -3,7 +3,7 @@ import CShims
 import XCTest
 @testable import DynamicRuntime
 
-/// Issue 12: a record emptied for reuse is refilled word by word from a plan (argument sizes
+/// A record emptied for reuse is refilled word by word from a plan (argument sizes
 /// of 1, 2, 4 and 8 bytes at their natural offsets), as a throttle's spare record is for every
 /// captured call. The copy must carry every argument exactly, retain what the record keeps and
 /// release it when emptied again.

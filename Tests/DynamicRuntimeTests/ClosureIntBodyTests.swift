@@ -1,4 +1,4 @@
-// Issue 12 (3a/3b) and issue 15: closures of `Int` arguments returning `Int` take their own
+// Bench cases 3a, 3b: closures of `Int` arguments returning `Int` take their own
 // overloads (`@IntMethodBody`), which keep the closure at its own type so that C callers and
 // typed sends call it without a reabstraction thunk. Each arity is checked against the generic
 // path (the same body through the generic overloads, as `Int64`, which encodes the same), and
@@ -139,7 +139,7 @@ final class ClosureIntBodyTests: XCTestCase {
         XCTAssertEqual(try o.send("take:from:", 1, 1) as Int, 0)
     }
 
-    /// Issue 15: which overload a closure written without annotations picks, read back as the
+    /// Which overload a closure written without annotations picks, read back as the
     /// signature it registered.
     func testUnannotatedClosuresRegisterTheTypesTheyMean() throws {
         let cls = try makeClass("IntBodyInference")

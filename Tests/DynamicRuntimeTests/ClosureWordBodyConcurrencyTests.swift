@@ -1,4 +1,4 @@
-// Issue 12: typed sends that call closure bodies directly, and forwarded sends, while other
+// Typed sends that call closure bodies directly, and forwarded sends, while other
 // threads replace, hook and unhook the methods they reach (run under TSan in CI).
 import TestSupport
 import CShims

@@ -1,4 +1,4 @@
-// Issue 12: closure methods whose arguments all travel in integer registers get a typed body
+// Closure methods whose arguments all travel in integer registers get a typed body
 // over registers (a word body): the slot's thunk and typed sends call it without an argument
 // vector. Each specialised class is checked against the generic path (the same closure's body
 // over an argument vector, which the spill entry and libffi closures run; the libffi closures

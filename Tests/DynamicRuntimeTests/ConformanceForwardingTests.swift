@@ -3,7 +3,7 @@ import CShims
 import XCTest
 @testable import DynamicRuntime
 
-/// objc4's resolver and forwarding rules (issue 14 items 3 to 5), from Swift. The C side is
+/// objc4's resolver and forwarding rules, from Swift. The C side is
 /// in CInteropTests (ConformanceCTests).
 final class ConformanceForwardingTests: XCTestCase {
     private func counting(_ cls: RuntimeClass, adds: String? = nil) throws -> Locked<Int> {
@@ -17,7 +17,7 @@ final class ConformanceForwardingTests: XCTestCase {
         return calls
     }
 
-    /// Item 3 (objc4 test/resolve.m): the declined answer is cached until methods change.
+    /// objc4 test/resolve.m: the declined answer is cached until methods change.
     func testADeclinedSelectorIsNotResolvedAgainUntilTheClassChanges() throws {
         let base = try RuntimeClass(name: "CFDeclineBase")
         let cls = try RuntimeClass(name: "CFDecline", superclass: base)
@@ -40,7 +40,7 @@ final class ConformanceForwardingTests: XCTestCase {
         XCTAssertEqual(calls.current, 3)
     }
 
-    /// Item 3: a new resolver is asked about what the previous one declined.
+    /// A new resolver is asked about what the previous one declined.
     func testReplacingTheResolverForgetsTheDeclinedAnswers() throws {
         let cls = try RuntimeClass(name: "CFDeclineReplaced")
         let first = try counting(cls)
@@ -52,7 +52,8 @@ final class ConformanceForwardingTests: XCTestCase {
         XCTAssertEqual(second.current, 1)
     }
 
-    /// Item 4 (objc4 class_respondsToSelector / class_getMethodImplementation use the resolver).
+    /// Introspection asks the resolver, as objc4 class_respondsToSelector and
+    /// class_getMethodImplementation do.
     func testIntrospectionAsksTheResolver() throws {
         let cls = try RuntimeClass(name: "CFIntrospect")
         let calls = try counting(cls, adds: "triple:")
@@ -80,7 +81,7 @@ final class ConformanceForwardingTests: XCTestCase {
         XCTAssertEqual(try cls.send("nine") as Int, 9)
     }
 
-    /// Item 4: a throwing resolver answers no to introspection, and nothing leaks out.
+    /// A throwing resolver answers no to introspection, and nothing leaks out.
     func testAThrowingResolverAnswersNo() throws {
         let cls = try RuntimeClass(name: "CFResolveThrows")
         struct Boom: Error {}
@@ -90,7 +91,7 @@ final class ConformanceForwardingTests: XCTestCase {
         XCTAssertThrowsError(try cls.createInstance().send("x") as Int)
     }
 
-    /// Item 5: a method installed with the forwarding IMP forwards every call to
+    /// A method installed with the forwarding IMP forwards every call to
     /// forwardInvocation:, typed by its own entry (Aspects' technique).
     func testAMethodWhoseIMPIsTheForwardingIMPForwards() throws {
         let cls = try RuntimeClass(name: "CFForwardIMP")
@@ -111,7 +112,7 @@ final class ConformanceForwardingTests: XCTestCase {
         XCTAssertEqual(seen.current, [702, 901, 301])
     }
 
-    /// Item 5: an error of the forwarding path reaches the Swift sender.
+    /// An error of the forwarding path reaches the Swift sender.
     func testAnErrorInsideTheForwardingIMPReachesTheSender() throws {
         let cls = try RuntimeClass(name: "CFForwardIMPThrows")
         struct Refused: Error {}

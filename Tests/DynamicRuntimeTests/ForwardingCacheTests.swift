@@ -1,4 +1,4 @@
-// Issue 12: what a forwarded send learns is cached (the resolver's no in the class's cache, the
+// What a forwarded send learns is cached (the resolver's no in the class's cache, the
 // caller's signature by its types, a declared signature by its interned text) and typed sends
 // re-send to a forwarding target with their own types. None of it may outlive a change: a
 // method added, replaced or hooked after a forwarded call takes effect on the next call.

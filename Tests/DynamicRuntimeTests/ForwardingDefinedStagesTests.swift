@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: each forwarding stage overridden by defining the method under
+// Each forwarding stage overridden by defining the method under
 // its Objective-C name — with Swift closures and with C functions using only the C API —
 // rather than through the setResolveInstanceMethod/setForwardingTarget/… helpers.
 import TestSupport

@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: every stage of the forwarding path, in Objective-C's order.
+// Every stage of the forwarding path, in Objective-C's order.
 import TestSupport
 import CShims
 import XCTest

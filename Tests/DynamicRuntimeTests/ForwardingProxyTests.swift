@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: NSProxy-style proxies (Proxy.makeClass / Proxy.create).
+// NSProxy-style proxies (Proxy.makeClass / Proxy.create).
 import TestSupport
 import CShims
 import XCTest

@@ -1,4 +1,4 @@
-// Issue 12 (7d, 7e): the record a typed send hands to forwardInvocation: is recycled for the
+// Bench cases 7d, 7e: the record a typed send hands to forwardInvocation: is recycled for the
 // next forwarded call of its signature when the handler kept no copy, and left alone when it
 // did.
 import TestSupport

@@ -1,4 +1,4 @@
-// Issue 12 (7d, 7e): typed sends through forwardInvocation: on 8 threads at once, sharing the
+// Bench cases 7d, 7e: typed sends through forwardInvocation: on 8 threads at once, sharing the
 // signature's spare record, while another thread replaces the handler and flips the
 // forwarding target's answer (run under TSan in CI).
 import TestSupport

@@ -1,4 +1,4 @@
-// Issue 12 (7d, 7e): a typed send's stage 3 stores its values straight into the invocation
+// Bench cases 7d, 7e: a typed send's stage 3 stores its values straight into the invocation
 // record and calls each stage's method where its lookup found it. Every stage is still asked
 // on every call, in Objective-C's order, and a declared signature other than the caller's is
 // asked once and checked.

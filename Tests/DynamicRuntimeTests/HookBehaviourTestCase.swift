@@ -1,4 +1,4 @@
-// Shared set-up of the hook behaviour tests (issue 3), split by topic over two classes.
+// Shared set-up of the hook behaviour tests, split by topic over two classes.
 import TestSupport
 import CShims
 import XCTest

@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: hooking methods by name — positions, order, tokens, dropping
+// Hooking methods by name — positions, order, tokens, dropping
 // and keeping calls. Where hooks apply, restoration, super, replaceMethod and observers are in
 // HookScopeTests.
 import TestSupport

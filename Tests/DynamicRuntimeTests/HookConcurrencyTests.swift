@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: sends on many threads while another thread hooks and unhooks
+// Sends on many threads while another thread hooks and unhooks
 // the same method. Every result must be the hooked or the unhooked one, never garbage. Run
 // these under ThreadSanitizer too:
 //   swift test --sanitize=thread --scratch-path .build-hooks-tsan --filter HookConcurrencyTests

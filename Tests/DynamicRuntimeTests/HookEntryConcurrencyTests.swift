@@ -1,4 +1,4 @@
-// Issue 12: 8 threads send to methods whose hooks take the register entries (integer and
+// 8 threads send to methods whose hooks take the register entries (integer and
 // integer+SSE) while another thread installs and removes single instead-hooks and fuller
 // chains: every call sees either the plain method or a whole chain, never a torn one. Run
 // under TSan in CI (the class name matches `Concurrency`).

@@ -1,4 +1,4 @@
-// Issue 12: a hook's entry is chosen from the signature when it is installed — a register
+// A hook's entry is chosen from the signature when it is installed — a register
 // entry for register-only signatures, the spill entry for the rest — and the call path under
 // it takes no lock and allocates nothing. Each signature class is called through both entries
 // (the register one forced off for the comparison) by two different callers.

@@ -12,7 +12,7 @@ final class HookLifetimeTests: XCTestCase {
 
     /// A per-object hook's original is its class's current IMP: here the class hook's
     /// trampoline. The captured record must still replay once both hooks are removed and
-    /// their memory collected (the trampoline used to reference its hook unowned(unsafe)).
+    /// their memory collected (a trampoline holding its hook unowned(unsafe) would call freed memory).
     func testReplayThroughARemovedClassHookCallsTheOriginal() throws {
         let fx = try HookLifetimeFixture("ReplayPerObject")
         var obj: Object? = try fx.cls.createInstance()

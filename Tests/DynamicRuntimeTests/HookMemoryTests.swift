@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: hooking and unhooking many times frees everything it made.
+// Hooking and unhooking many times frees everything it made.
 import TestSupport
 import CShims
 import XCTest

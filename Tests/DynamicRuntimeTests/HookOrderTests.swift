@@ -1,4 +1,4 @@
-// Issue 15 "Hooks": class and instance chains merged position by position (Aspects'
+// Hook order: class and instance chains merged position by position (Aspects'
 // __ASPECTS_ARE_BEING_CALLED__, Stinger's testInstanceMethodB), hooks that remove themselves
 // after their first call, and listing and removing hooks by identifier.
 import TestSupport

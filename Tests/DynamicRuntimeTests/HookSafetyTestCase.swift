@@ -1,4 +1,4 @@
-// Shared set-up of the hook safety tests (issue 3), split over two classes.
+// Shared set-up of the hook safety tests, split over two classes.
 import TestSupport
 import CShims
 import XCTest

@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: hooks that cannot be installed and hooks that throw. Tokens
+// Hooks that cannot be installed and hooks that throw. Tokens
 // that outlive what they hooked and re-entrant sends: HookTokenAndReentryTests.
 import TestSupport
 import CShims

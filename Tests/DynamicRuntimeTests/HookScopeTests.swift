@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: where hooks apply (class, inherited, per-instance), exact
+// Where hooks apply (class, inherited, per-instance), exact
 // restoration, super calls, replaceMethod on a hooked method and observers.
 import TestSupport
 import CShims

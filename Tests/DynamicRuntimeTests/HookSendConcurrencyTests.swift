@@ -1,4 +1,4 @@
-// Issue 12: typed sends reach a hooked method's chain from its method record. 8 threads send
+// Typed sends reach a hooked method's chain from its method record. 8 threads send
 // while another installs and removes instead hooks (one-shot ones too), adds before/after
 // hooks and replaces the original with each kind of implementation: every call sees the plain
 // method or a whole chain over a valid original. Run under TSan in CI (`Concurrency`).

@@ -1,4 +1,4 @@
-// Issue 12: a typed send to a hooked method reaches the hook from its method record and runs
+// A typed send to a hooked method reaches the hook from its method record and runs
 // the chain over its argument words (no trampoline, no second read section); an instead-only
 // chain calls its first hook directly; the original's kind (plain function, `Int` body, word
 // body, vector body) is decided when it is published. Each chain shape and each kind of

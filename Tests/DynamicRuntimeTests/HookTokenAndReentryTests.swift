@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: tokens that outlive what they hooked, hooked methods the
+// Tokens that outlive what they hooked, hooked methods the
 // runtime will not remove or move, and hooks that send messages back to their own object.
 import TestSupport
 import CShims

@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: every supported argument and return type passes through a
+// Every supported argument and return type passes through a
 // hook's trampoline unchanged — scalars, C strings, objects, classes, selectors, pointers,
 // structs in registers and in memory, and many-argument signatures that spill to the stack.
 import TestSupport

@@ -1,4 +1,4 @@
-// Issue 12: a hooked call over integer-register words (a typed send, or a C caller through the
+// A hooked call over integer-register words (a typed send, or a C caller through the
 // register entry) keeps its state and words in one stack block and builds an argument vector
 // only when a hook asks for one; proceed() calls an original of whole words straight from the
 // words: a plain function, or a non-throwing `Int` closure through its slot (one that captures

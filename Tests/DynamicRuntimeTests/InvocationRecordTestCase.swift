@@ -1,4 +1,4 @@
-// Shared set-up of the invocation record tests (issue 3), split over two classes.
+// Shared set-up of the invocation record tests, split over two classes.
 import TestSupport
 import CShims
 import Foundation

@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: Invocation records — typed access to every argument type,
+// Invocation records — typed access to every argument type,
 // wrong types and indexes, return values. Invoking, retaining and replaying:
 // InvocationReplayTests.
 import TestSupport

@@ -1,4 +1,4 @@
-// Acceptance tests for issue 3: Invocation records — invoking, retaining what they hold,
+// Invocation records — invoking, retaining what they hold,
 // releasing it, and replaying on another thread.
 import TestSupport
 import CShims

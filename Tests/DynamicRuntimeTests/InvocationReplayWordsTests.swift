@@ -1,4 +1,4 @@
-// Issue 12 (7d, 7e): a replayed invocation whose arguments are 2-5 words in integer registers
+// Bench cases 7d, 7e: a replayed invocation whose arguments are 2-5 words in integer registers
 // and whose return is a word or none calls the IMP with the record's words directly. Each
 // shape agrees with the argument-vector call (trampolines off), receiver and selector included.
 import TestSupport

@@ -3,7 +3,7 @@ import CShims
 import XCTest
 @testable import DynamicRuntime
 
-/// The compact method table (issue 14 item 6) behaves as the dictionary it replaced.
+/// The compact method table behaves as a dictionary of selectors to methods would.
 final class MethodTableTests: XCTestCase {
     func testAddRemoveAndLookUpManyMethods() throws {
         let cls = try RuntimeClass(name: "MTManyMethods")

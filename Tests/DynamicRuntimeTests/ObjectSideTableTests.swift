@@ -1,4 +1,4 @@
-// Issue 19, 11e: an object's side table goes when nothing needs it any more (its last hook,
+// Bench case 11e: an object's side table goes when nothing needs it any more (its last hook,
 // association or dealloc observer), so an object hooked and unhooked costs what a plain one
 // does; what still needs the table survives a hook's removal.
 import TestSupport

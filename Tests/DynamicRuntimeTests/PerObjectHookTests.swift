@@ -1,4 +1,4 @@
-// Issue 19: per-object hooks without a class per object. Every instance with hooks of its own
+// Per-object hooks without a class per object. Every instance with hooks of its own
 // shares one hidden subclass of its class; the promises of per-object hooks are kept.
 import TestSupport
 import CShims

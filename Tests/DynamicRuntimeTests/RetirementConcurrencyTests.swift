@@ -1,4 +1,4 @@
-// Issue 17 item 3: a reader parked inside a send keeps everything retired after it entered,
+// A reader parked inside a send keeps everything retired after it entered,
 // but a writer's cost per retired item must stay constant (it was quadratic: every collection
 // rebuilt the whole waiting list, 1,600 hook/unhook cycles held 588 MiB).
 import TestSupport

@@ -1,4 +1,4 @@
-// Issue 12: 8 threads call methods through their trampoline slots (closure IMPs, stack
+// 8 threads call methods through their trampoline slots (closure IMPs, stack
 // arguments) while another thread hooks and unhooks them, so hook slots are retired and reused
 // all the time: a slot reused before its grace period would send a call to the wrong context.
 import TestSupport

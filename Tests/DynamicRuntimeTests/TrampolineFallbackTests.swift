@@ -1,4 +1,4 @@
-// Issue 12: the libffi fallback has tests of its own — the signature matrix, hooks, word bodies
+// The libffi fallback has tests of its own — the signature matrix, hooks, word bodies
 // and forwarding with SF_TRAMPOLINES=0 (in a child process: the variable is read once per
 // process). TrampolineTests forces it in the test process too, with sf_tramp_set_enabled.
 import TestSupport

@@ -1,4 +1,4 @@
-// Issue 12: a trampoline slot's lifetime — immutable once handed out (retargeting publishes a
+// A trampoline slot's lifetime — immutable once handed out (retargeting publishes a
 // new slot), and reused only after the RCU grace period of its retirement.
 import TestSupport
 import CShims

@@ -1,4 +1,4 @@
-// Issue 12: the trampoline slots that replace libffi closures — every signature class through
+// The trampoline slots that replace libffi closures — every signature class through
 // closures and hooks, exactly which signatures keep libffi's closure, W^X at all times (the
 // fallback included, forced here by the test hook sf_tramp_set_enabled), and slots near their
 // targets. Lifetime: TrampolineLifetimeTests; SF_TRAMPOLINES=0: TrampolineFallbackTests.

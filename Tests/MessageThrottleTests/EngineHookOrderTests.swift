@@ -3,7 +3,7 @@ import XCTest
 @testable import DynamicRuntime
 @testable import MessageThrottle
 
-/// Instance rules among class-wide hooks (issue 15): the class's and the object's hooks merge
+/// Instance rules among class-wide hooks: the class's and the object's hooks merge
 /// position by position, so a class-wide observer sees every call an instance rule drops.
 final class EngineHookOrderTests: XCTestCase {
     private let d = Duration.milliseconds(100)

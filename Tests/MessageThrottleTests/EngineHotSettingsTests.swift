@@ -4,7 +4,7 @@ import XCTest
 @testable import DynamicRuntime
 @testable import MessageThrottle
 
-/// Issue 12: a rule's settings that every message reads (`alwaysInvoke`, `suppressedReturn`)
+/// A rule's settings that every message reads (`alwaysInvoke`, `suppressedReturn`)
 /// are read without the rule's lock; an edit made while the rule is applied still takes effect
 /// at the next message, and a captured call reuses the spare record.
 final class EngineHotSettingsTests: XCTestCase {

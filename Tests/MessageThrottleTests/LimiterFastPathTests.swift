@@ -5,7 +5,7 @@ import XCTest
 @testable import DynamicRuntime
 @testable import MessageThrottle
 
-/// Issue 12: a limiter decides some messages without its lock (firstly's quiet window drops
+/// A limiter decides some messages without its lock (firstly's quiet window drops
 /// them; a limiter that limits nothing passes them, recording their instants in one atomic
 /// word), and the machine reads durations as nanoseconds worked out when they are set. Each
 /// shortcut must decide exactly what the machine decides.

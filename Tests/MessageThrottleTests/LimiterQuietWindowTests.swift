@@ -5,7 +5,7 @@ import XCTest
 @testable import DynamicRuntime
 @testable import MessageThrottle
 
-/// Issue 12: a `firstly` limiter drops a message inside its window without taking its lock
+/// A `firstly` limiter drops a message inside its window without taking its lock
 /// (`LimiterStateMachine.quietUntil`); every edit, cancel or held payload closes that shortcut,
 /// so the decisions are the machine's own. The clock is read outside the lock.
 final class LimiterQuietWindowTests: XCTestCase {

@@ -16,7 +16,7 @@ final class SlotToken: @unchecked Sendable {
     deinit { Self.live.subtract(1, ordering: .relaxed) }
 }
 
-/// Issue 12: inside an open window of `last`, `throttleSincePerformed(latest: true)` or
+/// Inside an open window of `last`, `throttleSincePerformed(latest: true)` or
 /// `debounce`, a message only replaces the held payload; the limiter swaps it in without its
 /// lock (`Limiter+Replacing.swift`). The slot must decide exactly what the machine decides.
 final class LimiterReplacingTests: XCTestCase {

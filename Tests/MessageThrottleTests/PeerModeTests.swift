@@ -14,7 +14,7 @@ final class PeerModeTests: XCTestCase {
     // MARK: - lodash debounce(wait, {leading: true})
 
     func testLeadingDebounceRunsAtTheStartAndOnceAtTheEndOfABurst() {
-        // Issue 15: calls every 10 ms for 200 ms, wait 32: runs at 0 (leading) and once at the end.
+        // Calls every 10 ms for 200 ms, wait 32: runs at 0 (leading) and once at the end.
         var run = MachineRun(.leadingDebounce(), 32)
         run.send(at: Array(stride(from: 0, through: 190, by: 10)))
         run.advance(to: 1000)

@@ -1,4 +1,4 @@
-// Issue 12: rules intercept calls through trampoline slots, and no page of the process is ever
+// Rules intercept calls through trampoline slots, and no page of the process is ever
 // writable and executable at once while closure methods, hooks and rules are made, called and
 // discarded — including the signatures that keep libffi's closure (long double).
 import TestSupport

@@ -4,7 +4,7 @@ import CShims
 @testable import DynamicRuntime
 @testable import MessageThrottle
 
-/// Issue 17 item 1 (issue 14 item 1): what code running during an object's deallocation may do
+/// What code running during an object's deallocation may do
 /// to that object. Retains and releases are inert; a capture that would outlive the object
 /// (an invocation record, a deferred throttled message) holds nil instead of it.
 final class DeallocAbuseTests: XCTestCase {

@@ -3,7 +3,7 @@ import XCTest
 import CShims
 @testable import DynamicRuntime
 
-/// Issue 17 item 6: an association made on an object while it is being deallocated is refused
+/// An association made on an object while it is being deallocated is refused
 /// (not stored, not retained): nothing leaks, and nothing reads the freed side table.
 final class DeallocAssociationTests: XCTestCase {
     static let key = AssociationKey("late")

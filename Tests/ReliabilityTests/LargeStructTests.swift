@@ -3,7 +3,7 @@ import XCTest
 import Foundation
 @testable import DynamicRuntime
 
-/// Issue 17: a 1 MB struct passed by value overflowed a 256 KiB thread stack inside libffi.
+/// A 1 MB struct passed by value would overflow a 256 KiB thread stack inside libffi.
 /// Arguments over `SignatureStorage.maxArgumentBytes` (16 KiB) are refused with an error;
 /// one of exactly that size still works on such a thread.
 final class LargeStructTests: XCTestCase {

@@ -3,7 +3,7 @@ import XCTest
 import CShims
 @testable import DynamicRuntime
 
-/// Issue 17 item 5: selector and class names are byte strings, as in Objective-C runtimes.
+/// Selector and class names are byte strings, as in Objective-C runtimes.
 /// Invalid UTF-8 is kept as it is, and canonically equivalent spellings stay distinct.
 final class NameBytesTests: XCTestCase {
     /// Runs `body` with a NUL-terminated copy of `bytes`.

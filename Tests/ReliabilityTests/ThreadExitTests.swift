@@ -6,7 +6,7 @@ import Glibc
 import CShims
 @testable import DynamicRuntime
 
-/// Issue 17 item 2: a send from a thread-specific-data destructor that runs after the runtime's
+/// A send from a thread-specific-data destructor that runs after the runtime's
 /// own (an object released at thread exit whose dealloc observer sends) must be a protected
 /// read-side section, and no other thread may take over its reader record meanwhile.
 final class ThreadExitTests: XCTestCase {

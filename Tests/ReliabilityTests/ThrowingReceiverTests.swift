@@ -3,7 +3,7 @@ import XCTest
 import CShims
 @testable import DynamicRuntime
 
-/// Issue 17 item 4: the error of a throwing method names the receiver's class, which the method
+/// The error of a throwing method names the receiver's class, which the method
 /// may have freed before it threw.
 final class ThrowingReceiverTests: XCTestCase {
     struct Boom: Error {}

@@ -7,8 +7,8 @@ import CShims
 @testable import DynamicRuntime
 
 /// Threads that exit holding objects in thread-specific data: the objects are released by a
-/// TSD destructor that runs after the runtime's own, and their dealloc observers send (issue 17
-/// item 2). Meanwhile a writer hooks and unhooks the method they send and frees what readers
+/// TSD destructor that runs after the runtime's own, and their dealloc observers send.
+/// Meanwhile a writer hooks and unhooks the method they send and frees what readers
 /// no longer hold. Every observer's send must return the right value, nothing may leak, and no
 /// reader record may be left inside a section.
 final class ThreadExitStressTests: XCTestCase {
@@ -113,7 +113,7 @@ final class ThreadExitStressTests: XCTestCase {
     /// A reader parked inside a send while three writers churn (hooks, method replacement,
     /// and a hook on the parked method itself): nothing retired after it entered can be freed, but
     /// each writer's collection must cost a constant however long the waiting list grows
-    /// (issue 17 item 3; counters, not clocks).
+    /// (counters, not clocks).
     func testAParkedReaderWhileWritersChurn() throws {
         let cls = try RuntimeClass(name: "Stress.Parked")
         let entered = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0)

@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-// The process's memory mappings, for the W^X tests (issue 12): no page may ever be writable and
+// The process's memory mappings, for the W^X tests: no page may ever be writable and
 // executable at once.
 
 /// /proc/self/maps, read to the end (the file reports no size).

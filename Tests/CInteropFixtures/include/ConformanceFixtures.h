@@ -1,5 +1,5 @@
 /*
- * Objective-C runtime conformance scenarios (issue 14), transcribed from the runtime tests of
+ * Objective-C runtime conformance scenarios, transcribed from the runtime tests of
  * gnustep/libobjc2 (Test/) and apple/objc4 (test/), written against SelectorForwarding.h only.
  * Each returns 0 on success, else the line of the first failed check (cf_failure() says why).
  */
