@@ -257,17 +257,18 @@ enum MessageSend {
                      _ args: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
         let lent = sf_lent_mark()
         defer { sf_lent_drain(lent) }
-        let argTypes = args.map(argumentType)
         let sig = Signature(raw: sf_method_sig(method))
-        let className = RuntimeClass.from(cls).visibleName
-        let expected = Array(sig.argumentTypes.dropFirst(2))
-        guard expected.count == args.count else {
-            throw .invalidArgument(.init(className: className, selector: selector.name, expected: "\(expected.count) argument(s) for '\(sig.encoding)'", actual: "\(args.count)"))
+        // Checked in place against the signature's own list: no arrays, and the class is
+        // named only for an error.
+        let expected = sig.storage.argumentTypes
+        guard expected.count - 2 == args.count else {
+            throw .invalidArgument(.init(className: RuntimeClass.from(cls).visibleName, selector: selector.name, expected: "\(expected.count - 2) argument(s) for '\(sig.encoding)'", actual: "\(args.count)"))
         }
-        for (i, (want, arg)) in zip(expected, args).enumerated() {
-            let have = argTypes[i]
+        for i in args.indices {
+            let arg = args[i], want = expected[i + 2]
+            let have = argumentType(arg)
             guard want.isCompatible(with: have) || (arg is DynamicValue && have == .pointer(nil) && want.keyCode == TypeEncoding.pointerKeyCode) else {
-                throw .invalidArgument(.init(className: className, selector: selector.name, argument: i + 1, expected: "'\(want.encoding)'", actual: "'\(have.encoding)' (\(type(of: arg)))"))
+                throw .invalidArgument(.init(className: RuntimeClass.from(cls).visibleName, selector: selector.name, argument: i + 1, expected: "'\(want.encoding)'", actual: "'\(have.encoding)' (\(type(of: arg)))"))
             }
         }
         try checkByteCounts(args, sig, cls, selector)
