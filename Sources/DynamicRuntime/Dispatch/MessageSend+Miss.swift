@@ -44,6 +44,23 @@ extension MessageSend {
             return try typedCall(target, selector, cls: targetClass, method: m, key: key, words: words, count: count,
                                  values: values, store: store)
         }
+        return try invocationMiss(raw, selector, cls: cls, key: key, count: count, exact: exact, values: values, store: store)
+    }
+
+    /// Stages 3 and 4 of a typed miss (the caller holds a depth level and a lent mark). Apart
+    /// from `typedMiss`: the frames and records laid out here cost stage 2, which needs none
+    /// of them, a large stack frame on every forward.
+    @inline(never)
+    @_specialize(where R == Int)
+    @_specialize(where R == Int32)
+    @_specialize(where R == Bool)
+    @_specialize(where R == Double)
+    @_specialize(where R == NoReturn)
+    @_specialize(where R == Object?)
+    static func invocationMiss<R: MessageReturn>(
+        _ raw: sf_id, _ selector: Selector, cls: sf_class_t, key: UInt64, count: Int, exact: Bool,
+        values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
         // The result's bytes, not an `R?`: Optional<R>'s metadata would be looked up on every
         // call. Every typed return fits 16 bytes but structs, which take the general way.
         guard MemoryLayout<R>.size <= 16 else {
