@@ -74,17 +74,36 @@ extension MessageSend {
             case let .returned(lo, hi):
                 bytes = (lo, hi)
             case let .declared(handler, declared):
-                try forwardFrame(raw, selector, cls: cls, Signature(raw: known), count: count, store: store, fromStage: 3,
-                                 answered: (handler, declared)) { ret, ran in
-                    keepResult(ret, ran, returning: R.returnEncoding, in: &bytes)
-                }
+                bytes = try frameMiss(raw, selector, cls: cls, returning: R.returnEncoding, known: Signature(raw: known),
+                                      answered: (handler, declared), count: count, values: values, store: store)
             }
         } else {
-            try forwardMiss(raw, selector, cls: cls, returning: R.returnEncoding, values(), fromStage: 3) { ret, ran in
-                keepResult(ret, ran, returning: R.returnEncoding, in: &bytes)
-            }
+            bytes = try frameMiss(raw, selector, cls: cls, returning: R.returnEncoding, known: nil, answered: nil,
+                                  count: count, values: values, store: store)
         }
         return withUnsafeBytes(of: bytes) { R(returnStorage: $0.baseAddress!) }
+    }
+
+    /// Stages 3-4 through a laid-out frame: for types the key does not name exactly, or a class
+    /// that declares another signature (`answered`). Out of line: its frame and closures would
+    /// otherwise be set up on every forward that takes the record path.
+    @inline(never)
+    private static func frameMiss(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, returning: TypeEncoding,
+                                  known: Signature?, answered: (handler: sf_method_t, declared: Signature)?, count: Int,
+                                  values: () -> [any MessageArgument],
+                                  store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> (UInt64, UInt64) {
+        var bytes: (UInt64, UInt64) = (0, 0)
+        if let known, let answered {
+            try forwardFrame(raw, selector, cls: cls, known, count: count, store: store, fromStage: 3,
+                             answered: answered) { ret, ran in
+                keepResult(ret, ran, returning: returning, in: &bytes)
+            }
+        } else {
+            try forwardMiss(raw, selector, cls: cls, returning: returning, values(), fromStage: 3) { ret, ran in
+                keepResult(ret, ran, returning: returning, in: &bytes)
+            }
+        }
+        return bytes
     }
 
     /// Stages 3-4 for a result bigger than 16 bytes. Apart so that `typedMiss` needs no
