@@ -59,7 +59,8 @@ extension BenchCase {
         list.append(BenchCase(id: "2b", name: "typed send, C-function IMP", target: 5) { f in
             typedSends(f.ref, f.add)
         })
-        list.append(BenchCase(id: "2c", name: "dynamic send (ffi_call)", slow: true) { f in
+        list.append(BenchCase(id: "2c", name: "dynamic send (ffi_call)", target: 40, allocationTarget: 0,
+                              slow: true) { f in
             let ref = f.ref, add = f.add
             return { n in
                 var acc = 0
@@ -157,14 +158,14 @@ extension BenchCase {
             }
         })
 
-        list.append(BenchCase(id: "7c", name: "forwarded: forwardingTarget (fast forwarding)", target: 60, slow: true) { f in
+        list.append(BenchCase(id: "7c", name: "forwarded: forwardingTarget (fast forwarding)", target: 20, slow: true) { f in
             typedSends(f.targetForwarder.ref, f.add)
         })
-        list.append(BenchCase(id: "7d", name: "forwarded: forwardInvocation, invoke on target", target: 150,
+        list.append(BenchCase(id: "7d", name: "forwarded: forwardInvocation, invoke on target", target: 50,
                               slow: true) { f in
             typedSends(f.invocationForwarder.ref, f.add)
         })
-        list.append(BenchCase(id: "7e", name: "forwarded: Proxy (NSProxy-style) to target", target: 200, slow: true) { f in
+        list.append(BenchCase(id: "7e", name: "forwarded: Proxy (NSProxy-style) to target", target: 60, slow: true) { f in
             typedSends(f.proxy.ref, f.add)
         })
 
