@@ -64,4 +64,8 @@ final class ConformanceCTests: XCTestCase {
     /// An overridden dealloc from C releases what it owns and calls super up to a root class's
     /// own dealloc, whose super is the runtime's root dealloc; the wrong shape is refused.
     func testDeallocOverrideFromC() { run(cf_scenario_dealloc) }
+
+    /// objc4 test/methodArgs.m from C: argument counts and types, copied and into buffers
+    /// with strncpy semantics, out-of-range indices and NULL methods.
+    func testMethodTypesFromC() { run(cf_scenario_method_types) }
 }

@@ -74,6 +74,21 @@ sf_imp sf_method_setImplementation(sf_method_t m, sf_imp imp);
 /* Refused (sf_last_error() says why) for NULL, different signatures, or a hooked method. */
 void sf_method_exchangeImplementations(sf_method_t a, sf_method_t b);
 
+/*
+ * Method types (objc4's method_getNumberOfArguments and friends). Types are the canonical
+ * encoding sf_method_getTypeEncoding returns (no offsets, qualifiers or quoted class names).
+ * The count includes self and _cmd; argument indices do too (0 is self, 1 is _cmd).
+ * copy: a malloc'd string the caller frees, NULL for a NULL method or an index out of range.
+ * get: strncpy semantics, as objc4: at most dst_len bytes, NUL-terminated only when the type
+ * is shorter than dst_len, the rest of dst zero-filled; dst is all zeros for a NULL method or
+ * an index out of range; a NULL dst is ignored.
+ */
+unsigned int sf_method_getNumberOfArguments(sf_method_t m);
+char *sf_method_copyReturnType(sf_method_t m);
+char *sf_method_copyArgumentType(sf_method_t m, unsigned int index);
+void sf_method_getReturnType(sf_method_t m, char *dst, size_t dst_len);
+void sf_method_getArgumentType(sf_method_t m, unsigned int index, char *dst, size_t dst_len);
+
 /* Instance variables, declared before sf_registerClassPair. */
 bool sf_class_addIvar(sf_class_t cls, const char *name, size_t size, uint8_t log2_alignment,
                       const char *types);

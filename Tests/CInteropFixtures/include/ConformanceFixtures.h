@@ -32,6 +32,8 @@ int cf_scenario_weak(const char *name);
 int cf_scenario_initialize(const char *name);
 int cf_scenario_initialize_race(const char *name);
 int cf_scenario_dealloc(const char *name);
+/* method_getNumberOfArguments, method_copy/getReturnType, method_copy/getArgumentType. */
+int cf_scenario_method_types(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */
