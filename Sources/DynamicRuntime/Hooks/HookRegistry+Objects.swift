@@ -57,7 +57,7 @@ extension HookRegistry {
     }
 
     /// The hidden subclass `visible`'s instances with hooks of their own share, made on first use.
-    private static func objectHookClass(of visible: RuntimeClass) throws(RuntimeError) -> RuntimeClass {
+    static func objectHookClass(of visible: RuntimeClass) throws(RuntimeError) -> RuntimeClass {
         if let existing = Runtime.state.lock.withLock({ visible.objectHookClass }) { return existing }
         let made = try RuntimeClass(unregisteredName: "\(visible.name)#hooked", superclass: visible, hidden: true)
         made.register()
@@ -68,6 +68,38 @@ extension HookRegistry {
         }
         if winner !== made { try? made.dispose() }
         return winner
+    }
+
+    /// Moves an object with hooks of its own from the hidden class `from` to `to` (the hidden
+    /// subclass of the class it is being switched to): `to` gets an entry for each hooked
+    /// selector before the isa changes, `from` gives its up after, so no send misses the
+    /// object's hooks (lock held). Refused, with nothing changed, when the new class lacks a
+    /// hooked method or has it with other types.
+    static func moveObjectHooks(_ obj: sf_id, from: RuntimeClass, to: RuntimeClass,
+                                _ refuse: (String) -> RuntimeError) throws(RuntimeError) {
+        Runtime.state.lock.assertHeld()
+        let selectors = ObjectHookList.chains(ObjectSideTable.of(obj, create: false)?.hooks).map { Selector(raw: $0.selector!) }
+        var methods: [MethodRecord] = []
+        for s in selectors {
+            guard let method = to.findMethod(s) else { throw refuse("the object has hooks of its own on \(s.name), which it does not implement") }
+            if let hooked = from.methods[s]?.hook, !hooked.signature.isCompatible(with: method.signature) {
+                throw refuse("the object has hooks of its own on \(s.name) (\(hooked.signature.encoding)); it implements \(method.signature.encoding)")
+            }
+            methods.append(method)
+        }
+        var installed: [MethodHook] = []
+        do throws(RuntimeError) {
+            for m in methods {
+                let hook = try installedHook(to, m)
+                hook.objectUsers += 1
+                installed.append(hook)
+            }
+        } catch {
+            for s in selectors.prefix(installed.count) { release(to, s) }
+            throw error
+        }
+        sf_object_set_isa(obj, to.raw)
+        for s in selectors { release(from, s) }
     }
 
     /// Removes hook `id` from the object whose side table is `side`; the object gets its exact
