@@ -19,12 +19,14 @@ void sf_release(sf_id obj) {
 
 uintptr_t sf_object_retainCount(sf_id obj) {
     if (!obj) return 0;
+    if (sf_is_tagged(obj)) return UINTPTR_MAX;
     uintptr_t bits = atomic_load_explicit(&obj->bits, memory_order_relaxed);
     if (bits & SF_OBJ_IMMORTAL) return UINTPTR_MAX;
     return bits >> SF_RC_SHIFT;
 }
 
 bool sf_try_retain(sf_id obj) {
+    if (sf_is_tagged(obj)) return true;
     uintptr_t bits = atomic_load_explicit(&obj->bits, memory_order_relaxed);
     for (;;) {
         if (bits & SF_OBJ_IMMORTAL) return true;
@@ -38,6 +40,7 @@ bool sf_try_retain(sf_id obj) {
 }
 
 void sf_object_pin(sf_id obj) {
+    if (sf_is_tagged(obj)) return;
     atomic_fetch_or_explicit(&obj->bits, SF_OBJ_IMMORTAL, memory_order_relaxed);
 }
 
@@ -59,17 +62,22 @@ sf_class_t sf_object_getClass(sf_id obj) {
     return cls;
 }
 
+// A small object reads as immortal (never counted, never deallocated) and has no header words.
 uint32_t sf_object_flags(sf_id obj) {
+    if (sf_is_tagged(obj)) return SF_OBJ_IMMORTAL;
     return (uint32_t)(atomic_load_explicit(&obj->bits, memory_order_acquire) & SF_RC_FLAGS_MASK);
 }
 
 void sf_object_set_flags(sf_id obj, uint32_t bits) {
+    if (sf_is_tagged(obj)) return;
     atomic_fetch_or_explicit(&obj->bits, bits & SF_RC_FLAGS_MASK, memory_order_acq_rel);
 }
 
-void *sf_object_side(sf_id obj) { return atomic_load_explicit(&obj->side, memory_order_acquire); }
+void *sf_object_side(sf_id obj) { return sf_is_tagged(obj) ? NULL : atomic_load_explicit(&obj->side, memory_order_acquire); }
 
+// NULL for a small object, which has no side pointer (callers refuse it before this).
 void *sf_object_install_side(sf_id obj, void *side) {
+    if (sf_is_tagged(obj)) return NULL;
     void *expected = NULL;
     if (atomic_compare_exchange_strong_explicit(&obj->side, &expected, side, memory_order_acq_rel,
                                                 memory_order_acquire))
@@ -78,10 +86,12 @@ void *sf_object_install_side(sf_id obj, void *side) {
 }
 
 bool sf_object_detach_side(sf_id obj, void *side) {
+    if (sf_is_tagged(obj)) return false;
     return atomic_compare_exchange_strong_explicit(&obj->side, &side, NULL, memory_order_acq_rel, memory_order_acquire);
 }
 
 void *sf_object_take_side(sf_id obj) {
+    if (sf_is_tagged(obj)) return NULL;
     if (!atomic_load_explicit(&obj->side, memory_order_acquire)) return NULL;
     return atomic_exchange_explicit(&obj->side, NULL, memory_order_acq_rel);
 }
@@ -113,6 +123,7 @@ int sf_side_locks_held_for_testing(void) {
 }
 
 void sf_object_set_isa(sf_id obj, sf_class_t cls) {
+    if (sf_is_tagged(obj)) return;
     atomic_store_explicit(&obj->isa, cls, memory_order_release);
 }
 
@@ -145,6 +156,10 @@ void sf_class_adjust_live_instances(sf_class_t cls, intptr_t delta) {
 }
 
 void *sf_object_getIvarPointer(sf_id obj, ptrdiff_t offset) {
+    if (obj && sf_is_tagged(obj)) {
+        sf_set_last_error(SF_ERR_INVALID_ARGUMENT, "sf_object_getIvarPointer: a small (tagged) object has no ivar storage");
+        return NULL;
+    }
     if (!obj || offset < (ptrdiff_t)SF_OBJECT_HEADER_SIZE) return NULL;
     return (char *)obj + offset;
 }
@@ -152,4 +167,42 @@ void *sf_object_getIvarPointer(sf_id obj, ptrdiff_t offset) {
 _Atomic intptr_t sf_live_objects;
 _Atomic intptr_t sf_live_closures;
 
-size_t sf_object_allocated_size(sf_id obj) { return malloc_usable_size(obj); }
+size_t sf_object_allocated_size(sf_id obj) { return sf_is_tagged(obj) ? 0 : malloc_usable_size(obj); }
+
+/* ---- small objects (tagged pointers) ---- */
+
+struct sf_class *_Atomic sf_small_classes[SF_TAGGED_TAG_COUNT];
+
+void sf_small_class_set(unsigned tag, struct sf_class *cls) {
+    atomic_store_explicit(&sf_small_classes[tag], cls, memory_order_release);
+}
+
+bool sf_object_isTagged(sf_id obj) { return sf_is_tagged(obj); }
+
+sf_id sf_tagged_make(unsigned tag, uintptr_t payload) {
+    if (tag >= SF_TAGGED_TAG_COUNT) {
+        sf_set_last_error(SF_ERR_INVALID_ARGUMENT, "sf_tagged_make: expected a tag from 0 to 7");
+        return NULL;
+    }
+    if (payload > SF_TAGGED_PAYLOAD_MASK) {
+        sf_set_last_error(SF_ERR_INVALID_ARGUMENT, "sf_tagged_make: expected a payload below 2^60");
+        return NULL;
+    }
+    if (!sf_small_class_get(tag)) {
+        sf_set_last_error(SF_ERR_INVALID_ARGUMENT, "sf_tagged_make: no class is registered for that tag");
+        return NULL;
+    }
+    sf_clear_last_error();
+    return (sf_id)(SF_TAGGED_BIT | (uintptr_t)tag << SF_TAGGED_TAG_SHIFT | payload);
+}
+
+uintptr_t sf_tagged_payload(sf_id obj) {
+    if (!obj || !sf_is_tagged(obj)) {
+        sf_set_last_error(SF_ERR_INVALID_ARGUMENT, "sf_tagged_payload: expected a small (tagged) object");
+        return 0;
+    }
+    sf_clear_last_error();
+    return (uintptr_t)obj & SF_TAGGED_PAYLOAD_MASK;
+}
+
+int sf_tagged_getTag(sf_id obj) { return obj && sf_is_tagged(obj) ? (int)sf_tagged_tag(obj) : -1; }

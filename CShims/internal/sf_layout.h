@@ -59,6 +59,32 @@ struct sf_object {
 
 #define SF_OBJECT_HEADER_SIZE ((size_t)sizeof(struct sf_object))
 
+/*
+ * Small objects (tagged pointers): an sf_id with bit 63 set is no address but a value, bit 63 |
+ * tag << 60 | payload. The tag (0-7) indexes sf_small_classes, the payload is 60 bits. Bit 63
+ * rather than a low bit: a user-space address never has it (so one sign test tells the two
+ * apart), and the value is never below 4096, which Swift reserves in pointer types for the
+ * layout of optionals and enums (a low-bit tag would make small payloads such values).
+ */
+#define SF_TAGGED_BIT ((uintptr_t)1 << 63)
+#define SF_TAGGED_TAG_SHIFT 60
+#define SF_TAGGED_TAG_COUNT 8
+#define SF_TAGGED_PAYLOAD_MASK (((uintptr_t)1 << SF_TAGGED_TAG_SHIFT) - 1)
+/* The class of each tag, NULL while free; set once (never cleared: a tagged class is never disposed). */
+extern struct sf_class *_Atomic sf_small_classes[SF_TAGGED_TAG_COUNT];
+static inline bool sf_is_tagged(const void *obj) { return (intptr_t)obj < 0; }
+static inline unsigned sf_tagged_tag(const void *obj) {
+    return (unsigned)(((uintptr_t)obj >> SF_TAGGED_TAG_SHIFT) & (SF_TAGGED_TAG_COUNT - 1));
+}
+static inline struct sf_class *sf_tagged_class(const void *obj) {
+    return atomic_load_explicit(&sf_small_classes[sf_tagged_tag(obj)], memory_order_acquire);
+}
+/* Registration (Swift, runtime lock held): publishes the tag's class. */
+void sf_small_class_set(unsigned tag, struct sf_class *cls);
+static inline struct sf_class *sf_small_class_get(unsigned tag) {
+    return tag < SF_TAGGED_TAG_COUNT ? atomic_load_explicit(&sf_small_classes[tag], memory_order_acquire) : NULL;
+}
+
 /* ---- methods ---- */
 
 struct sf_method {
@@ -119,9 +145,12 @@ uint32_t sf_object_flags(sf_id obj);
 void sf_object_set_flags(sf_id obj, uint32_t bits);
 void *sf_object_side(sf_id obj);
 /* sf_object_side inline, for the per-object hook's call path. */
-static inline void *sf_object_side_inline(sf_id obj) { return atomic_load_explicit(&obj->side, memory_order_acquire); }
+static inline void *sf_object_side_inline(sf_id obj) {
+    return sf_is_tagged(obj) ? NULL : atomic_load_explicit(&obj->side, memory_order_acquire);
+}
 /* sf_object_flags inline, for a throttled call's capture (one per call). */
 static inline uint32_t sf_object_flags_inline(sf_id obj) {
+    if (sf_is_tagged(obj)) return SF_OBJ_IMMORTAL;
     return (uint32_t)(atomic_load_explicit(&obj->bits, memory_order_acquire) & SF_RC_FLAGS_MASK);
 }
 /* Installs `side` if none is set; returns the one that is set afterwards. */

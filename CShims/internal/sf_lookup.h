@@ -73,7 +73,9 @@ void sf_install_root_dealloc(sf_imp imp, sf_sel sel);
 void *sf_dealloc_current(void);
 void sf_dealloc_set_current(void *obj);
 
+/* A small object's class comes from its tag: one sign test, not taken for an ordinary object. */
 static inline sf_class_t sf_object_isa(sf_id obj) {
+    if (__builtin_expect(sf_is_tagged(obj), 0)) return sf_tagged_class(obj);
     return atomic_load_explicit(&obj->isa, memory_order_acquire);
 }
 
@@ -134,12 +136,15 @@ static inline uint32_t sf_class_cache_seq(sf_class_t cls) {
 /* The count passed the limit: the object stays from now on (object.c). */
 void sf_object_pin(sf_id obj);
 
+/* Small objects are values: retain and release leave them alone. */
 static inline void sf_retain_inline(sf_id obj) {
+    if (__builtin_expect(sf_is_tagged(obj), 0)) return;
     uintptr_t old = atomic_fetch_add_explicit(&obj->bits, SF_RC_ONE, memory_order_relaxed);
     if (__builtin_expect((old + SF_RC_ONE) & SF_RC_PIN_BIT, 0)) sf_object_pin(obj);
 }
 
 static inline void sf_release_inline(sf_id obj) {
+    if (__builtin_expect(sf_is_tagged(obj), 0)) return;
     uintptr_t old = atomic_fetch_sub_explicit(&obj->bits, SF_RC_ONE, memory_order_release);
     if ((old & (SF_RC_COUNT_MASK | SF_OBJ_NO_REFCOUNT)) == SF_RC_ONE) {
         atomic_thread_fence(memory_order_acquire);

@@ -68,4 +68,8 @@ final class ConformanceCTests: XCTestCase {
     /// objc4 test/methodArgs.m from C: argument counts and types, copied and into buffers
     /// with strncpy semantics, out-of-range indices and NULL methods.
     func testMethodTypesFromC() { run(cf_scenario_method_types) }
+
+    /// Small objects: a class registered for a tag, objects made from a payload, sends, class
+    /// hooks, no-op retain/release, and every refusal (storage of its own, weak, setClass).
+    func testSmallObjectsFromC() { run(cf_scenario_small_objects) }
 }

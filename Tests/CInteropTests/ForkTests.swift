@@ -63,7 +63,7 @@ final class ForkTests: XCTestCase {
                 _ = try? Signature("v@:{ForkHammer\(i % 512)=q}")
                 let o = try cls.createInstance()
                 o.setAssociatedValue(i, for: AssociationKey("h"))
-                let weak = WeakReference(o)
+                let weak = try WeakReference(o)
                 _ = weak.object
             },
         ]

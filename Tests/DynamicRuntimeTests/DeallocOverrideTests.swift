@@ -54,7 +54,7 @@ final class DeallocOverrideTests: XCTestCase {
             try hold(o, "ivar released", log)
             try associate(o, "association released", log)
             _ = o.onDeallocate { _ in log.withLock { $0.append("observer") } }
-            let weak = WeakReference(o)
+            let weak = try WeakReference(o)
             try sub.addMethod("checkWeak") { (_: ObjectRef) in
                 log.withLock { $0.append("weak reads \(weak.object == nil ? "nil" : "the object")") }
             }

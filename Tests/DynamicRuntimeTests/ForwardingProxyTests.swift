@@ -84,7 +84,7 @@ final class ForwardingProxyTests: LiveObjectTestCase {
         XCTAssertEqual(Runtime.liveObjectCount, objectBaseline + 3)
 
         // The proxy keeps the target alive; dropping the proxy releases it.
-        let weakTarget = WeakReference(t!)
+        let weakTarget = try WeakReference(t!)
         t = nil
         XCTAssertNotNil(weakTarget.object)
         XCTAssertEqual(try p!.send("add:to:", 1, 1) as Int, 2)

@@ -210,7 +210,7 @@ final class HookBehaviourTests: HookBehaviourTestCase {
         do {
             let arg = try cls.createInstance()
             try arg.setValue(7, forIvar: "tag")
-            weakArg = WeakReference(arg)
+            weakArg = try WeakReference(arg)
             XCTAssertEqual(try o.send("note:value:", arg.ref, 1) as Int, 0)
             XCTAssertEqual(try o.send("note:value:", arg.ref, 2) as Int, 0)
         }

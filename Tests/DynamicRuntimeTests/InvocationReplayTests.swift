@@ -157,7 +157,7 @@ final class InvocationReplayTests: InvocationRecordTestCase {
                 o.onDeallocate { _ in deallocated.withLock { $0.append(label) } }
                 objects.append(o)
             }
-            weak = objects.map { WeakReference($0) }
+            weak = try objects.map { try WeakReference($0) }
             let name = strdup("hello")!
             let inv = Invocation(signature: try Signature("q@:@@*"), target: objects[0], selector: "combine:with:name:")
             try inv.setArgument(objects[1].ref, at: 0)

@@ -19,7 +19,7 @@ final class LeakTests: XCTestCase {
             let obj = try cls.createInstance()
             switch i % 5 {
             case 0: obj.setAssociatedValue(try cls.createInstance(), for: key)
-            case 1: XCTAssertNotNil(WeakReference(obj).object)
+            case 1: XCTAssertNotNil(try WeakReference(obj).object)
             case 2: obj.onDeallocate { _ in observed += 1 }
             case 3: XCTAssertTrue(try obj.send("touch:", obj as Object?) as Bool)
             default: XCTAssertEqual(try obj.send("copy").objectValue, obj)

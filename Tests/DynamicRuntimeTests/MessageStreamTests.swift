@@ -131,7 +131,7 @@ final class MessageStreamTests: XCTestCase {
         let a = try cls.createInstance()
         let stream = try a.messages("take:")
         var arg: Object? = try cls.createInstance()
-        let weak = WeakReference(arg!)
+        let weak = try WeakReference(arg!)
         try a.send("take:", arg!.ref, as: Void.self)
         arg = nil
         XCTAssertNotNil(weak.object, "the buffered call holds its argument")

@@ -40,7 +40,7 @@ final class ObjectHeaderConcurrencyTests: XCTestCase {
             if t == 0 {
                 // Weak references, associations and observers: flags and the side table.
                 for i in 0..<count {
-                    weaks[i] = WeakReference(ObjectRef(raws[i]))
+                    weaks[i] = try? WeakReference(ObjectRef(raws[i]))
                     _ = ObjectRef(raws[i]).setAssociatedValue(i, for: key)
                     _ = ObjectRef(raws[i]).onDeallocate { _ in observed.add(1, ordering: .relaxed) }
                 }

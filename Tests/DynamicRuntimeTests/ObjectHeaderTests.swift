@@ -23,7 +23,7 @@ final class ObjectHeaderTests: XCTestCase {
 
     func testFlagsAndCountShareTheWordWithoutDisturbingEachOther() throws {
         let obj = try cls.createInstance()
-        let weak = WeakReference(obj)
+        let weak = try WeakReference(obj)
         XCTAssertNotEqual(sf_object_flags(obj.raw) & UInt32(SF_OBJ_HAS_WEAK), 0)
         XCTAssertEqual(obj.retainCount, 1, "setting a flag leaves the count")
         for _ in 0..<1000 { sf_retain(obj.raw) }
@@ -52,7 +52,7 @@ final class ObjectHeaderTests: XCTestCase {
         let before = Runtime.liveObjectCount
         var obj: Object? = try cls.createInstance()
         let raw = obj!.raw
-        let weak = WeakReference(obj!)
+        let weak = try WeakReference(obj!)
         XCTAssertTrue(obj!.setAssociatedValue("kept", for: key))
         obj!.onDeallocate { _ in deallocated.add(1, ordering: .relaxed) }
         sf_object_set_retain_count_for_testing(raw, sf_object_max_retain_count())
@@ -75,7 +75,7 @@ final class ObjectHeaderTests: XCTestCase {
 
     func testAWeakLoadOfAPinnedObjectSucceeds() throws {
         let obj = try cls.createInstance()
-        let weak = WeakReference(obj)
+        let weak = try WeakReference(obj)
         sf_object_set_retain_count_for_testing(obj.raw, sf_object_max_retain_count())
         XCTAssertTrue(sf_try_retain(obj.raw), "the weak load's retain pins the object")
         XCTAssertEqual(obj.retainCount, Int.max)

@@ -52,7 +52,7 @@ final class ObjectSideTableTests: XCTestCase {
         let freedValue = Locked(false)
         do {
             let o = try cls.createInstance()
-            let weak = WeakReference(o)
+            let weak = try WeakReference(o)
             // Hook first, then the rest: the hook's table becomes theirs.
             let t = try o.hook("value:", .before) { _ in }
             o.setAssociatedValue("kept", for: key)

@@ -112,8 +112,8 @@ final class ObjectTests: XCTestCase {
 
     func testWeakReferenceReadsNilAfterDealloc() throws {
         var obj: Object? = try cls.createInstance()
-        let weak = WeakReference(obj!)
-        let weak2 = WeakReference(obj!.ref)
+        let weak = try WeakReference(obj!)
+        let weak2 = try WeakReference(obj!.ref)
         XCTAssertEqual(weak.object, obj)
         XCTAssertEqual(obj?.retainCount, 1, "a weak reference does not retain")
         var loaded: Object? = weak.object
@@ -123,20 +123,20 @@ final class ObjectTests: XCTestCase {
         obj = nil
         XCTAssertNil(weak.object)
         XCTAssertNil(weak2.object)
-        XCTAssertNil(WeakReference(ObjectRef.nil).object)
+        XCTAssertNil(try WeakReference(ObjectRef.nil).object)
     }
 
     func testWeakReferenceDestroyedBeforeItsObject() throws {
         let obj = try cls.createInstance()
-        for _ in 0..<100 { _ = WeakReference(obj).object }
-        var weak: WeakReference? = WeakReference(obj)
+        for _ in 0..<100 { _ = try WeakReference(obj).object }
+        var weak: WeakReference? = try WeakReference(obj)
         weak = nil
         _ = weak
         XCTAssertEqual(obj.retainCount, 1)
     }
 
-    func testWeakReferenceToAClassNeverClears() {
-        let weak = WeakReference(cls)
+    func testWeakReferenceToAClassNeverClears() throws {
+        let weak = try WeakReference(cls)
         XCTAssertEqual(weak.object?.raw, cls.receiver.raw)
     }
 
@@ -148,7 +148,7 @@ final class ObjectTests: XCTestCase {
         let count = 3000
         let before = Runtime.liveObjectCount
         nonisolated(unsafe) var owned: [Object?] = try (0..<count).map { _ in try cls.createInstance() }
-        let weaks = owned.map { WeakReference($0!) }
+        let weaks = try owned.map { try WeakReference($0!) }
         let failures = Atomic<Int>(0)
         runThreads(8) { t in
             if t == 0 {

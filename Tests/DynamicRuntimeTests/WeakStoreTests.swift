@@ -16,9 +16,9 @@ final class WeakStoreTests: XCTestCase {
     func testStoreRePointsTheReferenceInPlace() throws {
         var first: Object? = try cls.createInstance()
         let second = try cls.createInstance()
-        let weak = WeakReference(first!)
+        let weak = try WeakReference(first!)
         XCTAssertEqual(weak.object, first)
-        XCTAssertTrue(weak.store(second))
+        XCTAssertTrue(try weak.store(second))
         XCTAssertEqual(weak.object, second)
         first = nil
         XCTAssertEqual(weak.object, second, "the old referent's deallocation leaves a re-pointed reference alone")
@@ -37,7 +37,7 @@ final class WeakStoreTests: XCTestCase {
         do {
             let o = try cls.createInstance()
             XCTAssertNotNil(o.onDeallocate { dying in
-                stored.withLock { $0 = weak.store(dying) }
+                stored.withLock { $0 = (try? weak.store(dying)) ?? false }
                 loadedInDealloc.withLock { $0 = weak.object != nil }
             })
         }
@@ -49,7 +49,7 @@ final class WeakStoreTests: XCTestCase {
     func testCopyAndMove() throws {
         // weakcopy.m: a copied weak field refers to the same object and both go nil together.
         var o: Object? = try cls.createInstance()
-        let original = WeakReference(o!)
+        let original = try WeakReference(o!)
         let copy = WeakReference(copying: original)
         XCTAssertEqual(copy.object, o)
         let moved = WeakReference(moving: original)

@@ -22,7 +22,7 @@ final class EngineLifetimeTests: XCTestCase {
             let baseline = Runtime.liveObjectCount
             let closures = Runtime.liveClosureCount
             var obj: Object? = try fx.mortalInstance()
-            let weakObj = WeakReference(obj!)
+            let weakObj = try WeakReference(obj!)
             let deallocated = Locked(false)
             obj!.onDeallocate { _ in deallocated.withLock { $0 = true } }
             let rule = try obj!.limit("tick:", oncePer: d, mode: mode, in: fx.engine)
@@ -52,7 +52,7 @@ final class EngineLifetimeTests: XCTestCase {
     func testAnObjectWithAPendingMessageLivesUntilTheMessageHasRun() throws {
         let fx = try makeFixture()
         var obj: Object? = try fx.mortalInstance()
-        let weakObj = WeakReference(obj!)
+        let weakObj = try WeakReference(obj!)
         let rule = try obj!.limit("tick:", oncePer: d, mode: .last, in: fx.engine)
         try fx.tick(obj!, 1, at: 0)
         obj = nil
@@ -69,7 +69,7 @@ final class EngineLifetimeTests: XCTestCase {
     func testCancellingThePendingMessageOfADroppedObjectDeallocatesIt() throws {
         let fx = try makeFixture()
         var obj: Object? = try fx.mortalInstance()
-        let weakObj = WeakReference(obj!)
+        let weakObj = try WeakReference(obj!)
         let rule = try obj!.limit("tick:", oncePer: d, mode: .debounce, in: fx.engine)
         try fx.tick(obj!, 1, at: 0)
         obj = nil
@@ -109,7 +109,7 @@ final class EngineLifetimeTests: XCTestCase {
         try obj.limit("take:", oncePer: d, mode: .debounce, in: fx.engine)
         let baseline = Runtime.liveObjectCount
         var arg: Object? = try fx.payload(42)
-        let weakArg = WeakReference(arg!)
+        let weakArg = try WeakReference(arg!)
         let deallocatedAt = Locked<Int?>(nil)
         let log = fx.log
         arg!.onDeallocate { _ in deallocatedAt.withLock { $0 = log.ms } }
@@ -139,7 +139,7 @@ final class EngineLifetimeTests: XCTestCase {
             // A first call takes the leading edge or opens the window.
             try fx.take(obj, payloadTagged: 1)
             var second: Object? = try fx.payload(2)
-            let weakSecond = WeakReference(second!)
+            let weakSecond = try WeakReference(second!)
             try fx.take(obj, second)
             try fx.take(obj, payloadTagged: 3)
             second = nil
@@ -155,7 +155,7 @@ final class EngineLifetimeTests: XCTestCase {
             let obj = try fx.instance()
             let rule = try obj.limit("take:", oncePer: d, mode: .last, in: fx.engine)
             var arg: Object? = try fx.payload(7)
-            let weakArg = WeakReference(arg!)
+            let weakArg = try WeakReference(arg!)
             try fx.take(obj, arg)
             arg = nil
             XCTAssertNotNil(weakArg.object)

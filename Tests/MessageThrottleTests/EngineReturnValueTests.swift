@@ -144,7 +144,7 @@ final class EngineReturnValueTests: XCTestCase {
             got = nil
             XCTAssertEqual(last.retainCount, 1)
             // The next performance replaces (and releases) the last result.
-            let weakLast = WeakReference(last)
+            let weakLast = try WeakReference(last)
             fx.advance(to: 300)
             XCTAssertEqual(try rule.lastResult?.objectValue?.value(ofIvar: "tag", as: Int.self), 2)
             withExtendedLifetime(last) {}
@@ -164,7 +164,7 @@ final class EngineReturnValueTests: XCTestCase {
             rule.suppressedReturn = .lastResult
             var first: Object? = try obj.send("make:", 1)
             XCTAssertEqual(first?.retainCount, 2, "the caller's and the rule's last result")
-            let weakFirst = WeakReference(first!)
+            let weakFirst = try WeakReference(first!)
             var second: Object? = try obj.send("make:", 2)
             XCTAssertEqual(second, first, "deferred: the last result")
             XCTAssertEqual(first?.retainCount, 3)

@@ -85,7 +85,7 @@ final class BadUseTests: BadInputTestCase {
         let token = try cls.hook("add:to:", .instead) { ctx in kept = ctx.makeInvocation() }
         var target: Object? = try cls.createInstance()
         weak var weakHandle = target
-        let ref = WeakReference(target!)
+        let ref = try WeakReference(target!)
         XCTAssertEqual(try target!.send("add:to:", 20, 22) as Int, 0)
         token.remove()
         target = nil

@@ -236,7 +236,7 @@ final class StressRun: @unchecked Sendable {
                 do {
                     let temp = try cls.createInstance()
                     temp.setAssociatedValue(try cls.createInstance(), for: key)
-                    weak = WeakReference(temp)
+                    weak = try WeakReference(temp)
                     let x: Double = try temp.send(echo, 1.5)
                     if x != 1.5 { fail("echo: returned \(x)") }
                 }

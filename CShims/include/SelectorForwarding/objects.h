@@ -25,6 +25,33 @@ sf_class_t sf_object_getClass(sf_id obj);
  */
 sf_class_t sf_object_setClass(sf_id obj, sf_class_t cls);
 
+/*
+ * Small objects (tagged pointers), like objc_registerSmallObjectClass_np: a value (an integer,
+ * a short string, a date) that is an object without an allocation. The pointer itself holds a
+ * tag, naming the class, and a payload of 60 bits. Messages go to the tag's class as to any
+ * object (its class hooks included); retain and release do nothing and sf_object_retainCount
+ * reports UINTPTR_MAX. What needs storage of the object's own is refused with
+ * SF_ERR_INVALID_ARGUMENT (associations, dealloc observers, ivar pointers, per-object hooks),
+ * and so are weak references, since it is never deallocated (sf_initWeak leaves the slot NULL,
+ * sf_storeWeak leaves it as it was); sf_object_setClass with SF_ERR_INCOMPATIBLE_CLASS.
+ *
+ * sf_registerSmallObjectClass_np: makes `cls` the class of `tag` (0-7) for good: false with
+ * SF_ERR_INVALID_ARGUMENT for NULL, a metaclass, a hook's private subclass, a tag out of
+ * range, or a tag taken by another class (or `cls` already registered under another tag);
+ * SF_ERR_CLASS_REGISTERED for a class not registered yet; SF_ERR_INCOMPATIBLE_CLASS for a
+ * class with ivars (its own or inherited). Registering the same pair again succeeds. A
+ * registered class cannot be disposed (SF_ERR_CLASS_IN_USE).
+ * sf_tagged_make: the small object of `tag` and `payload`; NULL with SF_ERR_INVALID_ARGUMENT
+ * for a tag out of range or not registered, or a payload of 2^60 or more.
+ * sf_tagged_payload: its payload; 0 with SF_ERR_INVALID_ARGUMENT for any other object.
+ * sf_tagged_getTag: its tag, or -1 for NULL or an ordinary object.
+ */
+bool sf_registerSmallObjectClass_np(sf_class_t cls, unsigned tag);
+sf_id sf_tagged_make(unsigned tag, uintptr_t payload);
+uintptr_t sf_tagged_payload(sf_id obj);
+int sf_tagged_getTag(sf_id obj);
+bool sf_object_isTagged(sf_id obj);
+
 /* Zeroing weak references, like objc_initWeak / objc_loadWeakRetained / objc_destroyWeak.
  * sf_loadWeakRetained returns +1 (the caller releases it), or NULL once the object is gone. */
 void sf_initWeak(sf_id *slot, sf_id obj);

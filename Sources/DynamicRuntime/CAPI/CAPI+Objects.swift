@@ -55,6 +55,10 @@ import CShims
 @_cdecl("sf_initWeak")
 @_spi(CAPI) public func sf_initWeak_impl(_ slot: UnsafeMutablePointer<sf_id?>?, _ obj: sf_id?) {
     guard let slot else { return }
+    if let obj, sf_object_isTagged(obj) {
+        slot.pointee = nil
+        return RuntimeError.taggedWeak(obj).record()
+    }
     WeakTable.shared.register(slot, obj)
 }
 
@@ -76,6 +80,7 @@ import CShims
 @_cdecl("sf_setAssociatedObject")
 @_spi(CAPI) public func sf_setAssociatedObject_impl(_ obj: sf_id?, _ key: UnsafeRawPointer?, _ value: sf_id?) {
     guard let obj, let key else { return }
+    if sf_object_isTagged(obj) { return RuntimeError.taggedObject(obj, "associate an object").record() }
     if value != nil, ObjectLifecycle.isDeallocating(obj) {
         let name = sf_object_getClass(obj).map { String(cString: sf_class_getName($0)) } ?? "?"
         RuntimeError.invalidArgument(.init(className: name, operation: "associate an object", expected: "a live object", actual: "an object that is deallocating")).record()
@@ -101,6 +106,7 @@ import CShims
 @_cdecl("sf_object_addDeallocObserver")
 @_spi(CAPI) public func sf_object_addDeallocObserver_impl(_ obj: sf_id?, _ fn: sf_dealloc_fn?, _ context: UnsafeMutableRawPointer?) -> UInt64 {
     guard let obj, let fn else { return 0 }
+    if sf_object_isTagged(obj) { return fail(.taggedObject(obj, "observe its deallocation"), 0) }
     let ctx = UInt(bitPattern: context)
     return ObjectRef(obj).onDeallocate { o in fn(o.raw, UnsafeMutableRawPointer(bitPattern: ctx)) }?.id ?? 0
 }

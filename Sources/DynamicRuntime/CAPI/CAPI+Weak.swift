@@ -4,6 +4,7 @@ import CShims
 @_cdecl("sf_storeWeak")
 @_spi(CAPI) public func sf_storeWeak_impl(_ slot: UnsafeMutablePointer<sf_id?>?, _ obj: sf_id?) -> sf_id? {
     guard let slot else { return fail(.nullArgument("a weak slot"), nil) }
+    if let obj, sf_object_isTagged(obj) { return fail(.taggedWeak(obj), slot.pointee) }
     succeed()
     return WeakTable.shared.store(slot, obj)
 }

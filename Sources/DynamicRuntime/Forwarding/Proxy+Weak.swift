@@ -34,7 +34,7 @@ extension Proxy {
             throw .invalidArgument(.init(className: weakClass.name, expected: "a weak proxy class (Proxy.makeWeakClass)", actual: "another class"))
         }
         let proxy = try weakClass.createInstance()
-        proxy.setAssociatedValue(WeakReference(target), for: weakTargetKey)
+        proxy.setAssociatedValue(WeakReference(holding: target), for: weakTargetKey)
         return proxy
     }
 

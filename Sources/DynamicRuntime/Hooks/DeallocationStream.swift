@@ -66,7 +66,7 @@ public struct DeallocationStream: AsyncSequence, Sendable {
             return stream
         }
         // Held weakly: an end racing with the object's own deallocation must not touch it.
-        let weak = WeakReference(ref)
+        let weak = WeakReference(holding: ref)
         subscription.attach { _ = weak.object?.removeDeallocObserver(token) }
         return stream
     }

@@ -12,6 +12,9 @@ extension HookRegistry {
                               _ body: @escaping Body) throws(RuntimeError) -> HookToken {
         _ = installDeallocHandler
         let visible = RuntimeClass.from(sf_object_getClass(obj)!)
+        guard !sf_object_isTagged(obj) else {
+            throw .hookFailed(.init(className: visible.name, selector: selector.name, expected: "an allocated object", actual: "a small (tagged) object, which has no storage for hooks of its own (hook its class)"))
+        }
         guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
             throw .hookFailed(.init(className: visible.name, selector: selector.name, expected: "an instance", actual: "a class object (hook the metaclass for class methods)"))
         }

@@ -57,6 +57,7 @@ enum Associations {
     static func set(_ owner: sf_id?, _ key: UnsafeRawPointer, _ value: sf_id?,
                     _ policy: AssociationPolicy) throws(RuntimeError) {
         guard let owner else { throw .invalidArgument(.init(operation: "associate", expected: "an object", actual: "nil")) }
+        if sf_object_isTagged(owner) { throw .taggedObject(owner, "associate") }
         if value != nil, ObjectLifecycle.isDeallocating(owner) {
             throw .invalidArgument(.init(className: CAPIValues.className(of: owner), operation: "associate an object", expected: "a live object", actual: "an object that is deallocating"))
         }

@@ -4,12 +4,12 @@ extension MessageReceiver {
     /// Associates a Swift value with the object until it is deallocated or the key is reset
     /// (nil removes it). Runtime objects passed as `Object` are retained.
     ///
-    /// - Returns: false, storing and retaining nothing, for the nil object and for an object
-    ///   being deallocated (from a dealloc observer, its own or its ivars' and associated
+    /// - Returns: false, storing and retaining nothing, for the nil object, for a small
+    ///   (tagged) object, which has no storage of its own, and for an object being deallocated (from a dealloc observer, its own or its ivars' and associated
     ///   values'): its associations are being released, so a new one would leak.
     @discardableResult
     public func setAssociatedValue(_ value: Any?, for key: AssociationKey) -> Bool {
-        guard let raw = receiver.raw else { return false }
+        guard let raw = receiver.raw, !sf_object_isTagged(raw) else { return false }
         if value != nil, ObjectLifecycle.isDeallocating(raw) { return false }
         switch value {
         case nil:
@@ -35,7 +35,8 @@ extension MessageReceiver {
     }
 
     /// Runs `body` once when the object is deallocated, before its ivars and associations go.
-    /// Observers run in registration order. Returns nil if the object is already deallocating.
+    /// Observers run in registration order. Returns nil if the object is already deallocating,
+    /// is a class object or a small (tagged) object (neither is ever deallocated).
     ///
     /// The object passed to `body` must not be retained beyond the call.
     @discardableResult

@@ -8,6 +8,7 @@ extension MessageReceiver {
         guard let raw = receiver.raw else {
             throw .invalidArgument(.init(ivar: ivar.name, expected: "an object", actual: "nil"))
         }
+        if sf_object_isTagged(raw) { throw .taggedObject(raw, "access an ivar", ivar: ivar.name) }
         let cls = RuntimeClass.from(sf_object_getClass(raw)!)
         guard let declared = cls.ivar(named: ivar.name), declared.offset == ivar.offset else {
             throw .invalidArgument(.init(className: cls.visibleName, ivar: ivar.name, expected: "an ivar of the class chain", actual: "an ivar of another class"))
@@ -35,11 +36,15 @@ extension MessageReceiver {
     }
 
     /// Writes an ivar, checking its type.
+    ///
+    /// - Throws: `invalidArgument` for a type other than the ivar's, and for a small (tagged)
+    ///   object stored in a weak ivar.
     public func setValue<T: MessageArgument>(_ value: T, for ivar: Ivar) throws(RuntimeError) {
         let p = try slot(ivar, T.typeEncoding)
         if ivar.isWeak {
             var new: sf_id? = nil
             withUnsafeMutableBytes(of: &new) { value.storeArgument(to: $0.baseAddress!) }
+            if let new, sf_object_isTagged(new) { throw .taggedWeak(new, "store it in a weak ivar", ivar: ivar.name) }
             WeakTable.shared.store(p.assumingMemoryBound(to: sf_id?.self), new)
         } else if case .object = ivar.type {
             let old = p.load(as: sf_id?.self)
@@ -65,6 +70,7 @@ extension MessageReceiver {
         guard let raw = receiver.raw, let c = sf_object_getClass(raw) else {
             throw .invalidArgument(.init(ivar: name, expected: "an object", actual: "nil"))
         }
+        if sf_object_isTagged(raw) { throw .taggedObject(raw, "access an ivar", ivar: name) }
         let cls = RuntimeClass.from(c)
         guard let v = cls.ivar(named: name) else {
             throw .invalidArgument(.init(className: cls.visibleName, ivar: name, expected: "an ivar of the class chain", actual: "no ivar of that name"))

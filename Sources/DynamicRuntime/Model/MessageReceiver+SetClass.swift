@@ -15,12 +15,15 @@ extension MessageReceiver {
     /// - Throws: `incompatibleClass` when `cls` is larger than the object's allocation, needs
     ///   more alignment, or keeps strong ivars at other offsets; when the object has hooks of
     ///   its own on a method `cls` lacks or implements with other types; when it is being
-    ///   deallocated. `invalidArgument` for nil, a class object, a metaclass, or an
-    ///   unregistered class.
+    ///   deallocated, or is a small (tagged) object. `invalidArgument` for nil, a class object,
+    ///   a metaclass, or an unregistered class.
     @discardableResult
     public func setClass(_ cls: RuntimeClass) throws(RuntimeError) -> RuntimeClass {
         guard let obj = receiver.raw else {
             throw .invalidArgument(.init(operation: "setClass", expected: "an object", actual: "nil"))
+        }
+        guard !sf_object_isTagged(obj) else {
+            throw .incompatibleClass(.init(className: String(cString: sf_class_getName(sf_object_getClass(obj))), operation: "setClass", target: cls.name, reason: "a small (tagged) object's class is its tag"))
         }
         guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
             throw .invalidArgument(.init(className: String(cString: sf_class_getName(sf_object_getClass(obj))), operation: "setClass", expected: "an instance", actual: "a class object (its class is its metaclass)"))

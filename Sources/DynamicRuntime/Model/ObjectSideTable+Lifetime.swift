@@ -13,6 +13,8 @@ extension ObjectSideTable {
     /// may be one being dropped (empty, refusing additions: see `add(to:_:)`). With the runtime
     /// lock held it never is.
     static func of(_ obj: sf_id, create: Bool) -> ObjectSideTable? {
+        // A small object has no side pointer: callers that add refuse it first.
+        if sf_object_isTagged(obj) { return nil }
         if sf_object_side(obj) == nil && !create { return nil }
         sf_rcu_enter()
         // Retained inside the section: the object's reference may be released once it ends.

@@ -4,13 +4,15 @@ import Glibc
 extension RuntimeClass {
     /// Destroys the class and its metaclass, freeing their methods and closures.
     ///
-    /// - Throws: `RuntimeError.classInUse` while instances or subclasses exist.
+    /// - Throws: `RuntimeError.classInUse` while instances or subclasses exist, and for a
+    ///   small-object class (registered for good).
     public func dispose() throws(RuntimeError) {
         guard !isMetaclass else {
             throw .invalidArgument(.init(className: name, operation: "dispose", expected: "a class", actual: "a metaclass"))
         }
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
             guard !isDisposed else { throw .classInUse(.init(className: name, reason: "already disposed")) }
+            if let tag = smallObjectTag { throw .classInUse(.init(className: name, reason: "registered as the small-object class of tag \(tag)")) }
             let live = sf_class_live_instances(raw)
             if live > 0 { throw .classInUse(.init(className: name, reason: "\(live) instance(s) still alive")) }
             // The hidden subclass instances with hooks of their own share goes with the class.

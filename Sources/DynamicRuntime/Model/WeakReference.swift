@@ -20,7 +20,19 @@ public final class WeakReference: @unchecked Sendable {
     }
 
     /// Refers weakly to `receiver`'s object.
-    public convenience init(_ receiver: some MessageReceiver) {
+    ///
+    /// - Throws: `invalidArgument` for a small (tagged) object, which is never deallocated and
+    ///   so has nothing a weak reference could observe.
+    public convenience init(_ receiver: some MessageReceiver) throws(RuntimeError) {
+        let raw = receiver.receiver.raw
+        if let raw, sf_object_isTagged(raw) { throw .taggedWeak(raw) }
+        self.init(slot: ())
+        WeakTable.shared.register(slot, raw)
+    }
+
+    /// The package's own weak references (rule targets, weak proxies): a small object is held
+    /// as it is, since it is never deallocated.
+    package convenience init(holding receiver: some MessageReceiver) {
         self.init(slot: ())
         WeakTable.shared.register(slot, receiver.receiver.raw)
     }
@@ -48,7 +60,8 @@ public final class WeakReference: @unchecked Sendable {
     }
 
     /// A strong handle to the object, or nil once it has been deallocated. Setting it
-    /// re-points the reference in place (`objc_storeWeak`); nil makes it refer to nothing.
+    /// re-points the reference in place (`objc_storeWeak`); nil, or a small (tagged) object,
+    /// which `store(_:)` refuses, makes it refer to nothing.
     public var object: Object? {
         get { WeakTable.shared.loadRetained(slot).map { Object(adopting: $0) } }
         set { WeakTable.shared.store(slot, newValue?.raw) }
@@ -58,9 +71,11 @@ public final class WeakReference: @unchecked Sendable {
     ///
     /// - Returns: false when the object is already being deallocated: the reference then
     ///   refers to nothing, as objc4 stores nil for a deallocating object.
+    /// - Throws: `invalidArgument` for a small (tagged) object; the reference is left as it was.
     @discardableResult
-    public func store(_ receiver: some MessageReceiver) -> Bool {
+    public func store(_ receiver: some MessageReceiver) throws(RuntimeError) -> Bool {
         let raw = receiver.receiver.raw
+        if let raw, sf_object_isTagged(raw) { throw .taggedWeak(raw) }
         return WeakTable.shared.store(slot, raw) == raw
     }
 }

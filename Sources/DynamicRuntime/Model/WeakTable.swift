@@ -42,6 +42,8 @@ final class WeakTable: @unchecked Sendable {
     private func registerNolock(_ slot: UnsafeMutablePointer<sf_id?>, _ obj: sf_id?) {
         slot.pointee = nil
         guard let obj else { return }
+        // Class objects and small objects (refused by the public entry points, held by the
+        // package's own references) are never deallocated: the slot holds them as they are.
         let flags = sf_object_flags(obj)
         if flags & UInt32(SF_OBJ_IMMORTAL) != 0 {
             slot.pointee = obj

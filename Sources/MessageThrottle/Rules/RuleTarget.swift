@@ -16,7 +16,7 @@ public enum RuleTarget: CustomStringConvertible, @unchecked Sendable {
             self = cls.isMetaclass ? .classMethods(of: cls.instanceClass) : .instances(of: cls)
         } else {
             let ref = receiver.receiver
-            let weak = WeakReference(ref)
+            let weak = WeakReference(holding: ref)
             // nil has no identity: the weak reference's own address stands in (it matches no
             // object), and applying the rule throws `targetDeallocated` instead of crashing.
             let identity = ref.raw.map(UnsafeMutableRawPointer.init) ?? Unmanaged.passUnretained(weak).toOpaque()
