@@ -171,10 +171,10 @@ size_t sf_object_allocated_size(sf_id obj) { return sf_is_tagged(obj) ? 0 : mall
 
 /* ---- small objects (tagged pointers) ---- */
 
-struct sf_class *_Atomic sf_small_classes[SF_TAGGED_TAG_COUNT];
+struct sf_class *_Atomic sf_small_classes[2 * SF_TAGGED_TAG_COUNT];
 
 void sf_small_class_set(unsigned tag, struct sf_class *cls) {
-    atomic_store_explicit(&sf_small_classes[tag], cls, memory_order_release);
+    atomic_store_explicit(&sf_small_classes[SF_TAGGED_TAG_COUNT + tag], cls, memory_order_release);
 }
 
 bool sf_object_isTagged(sf_id obj) { return sf_is_tagged(obj); }

@@ -61,7 +61,7 @@ struct sf_object {
 
 /*
  * Small objects (tagged pointers): an sf_id with bit 63 set is no address but a value, bit 63 |
- * tag << 60 | payload. The tag (0-7) indexes sf_small_classes, the payload is 60 bits. Bit 63
+ * tag << 60 | payload. The tag (0-7) names the class (sf_small_classes), the payload is 60 bits. Bit 63
  * rather than a low bit: a user-space address never has it (so one sign test tells the two
  * apart), and the value is never below 4096, which Swift reserves in pointer types for the
  * layout of optionals and enums (a low-bit tag would make small payloads such values).
@@ -70,19 +70,21 @@ struct sf_object {
 #define SF_TAGGED_TAG_SHIFT 60
 #define SF_TAGGED_TAG_COUNT 8
 #define SF_TAGGED_PAYLOAD_MASK (((uintptr_t)1 << SF_TAGGED_TAG_SHIFT) - 1)
-/* The class of each tag, NULL while free; set once (never cleared: a tagged class is never disposed). */
-extern struct sf_class *_Atomic sf_small_classes[SF_TAGGED_TAG_COUNT];
+/* The class of each tag, NULL while free; set once (never cleared: a tagged class is never
+ * disposed). Indexed by the pointer's top four bits, 8 + tag, so that the send's read is one
+ * shift and one load; entries 0-7 stay NULL. */
+extern struct sf_class *_Atomic sf_small_classes[2 * SF_TAGGED_TAG_COUNT];
 static inline bool sf_is_tagged(const void *obj) { return (intptr_t)obj < 0; }
 static inline unsigned sf_tagged_tag(const void *obj) {
     return (unsigned)(((uintptr_t)obj >> SF_TAGGED_TAG_SHIFT) & (SF_TAGGED_TAG_COUNT - 1));
 }
 static inline struct sf_class *sf_tagged_class(const void *obj) {
-    return atomic_load_explicit(&sf_small_classes[sf_tagged_tag(obj)], memory_order_acquire);
+    return atomic_load_explicit(&sf_small_classes[(uintptr_t)obj >> SF_TAGGED_TAG_SHIFT], memory_order_acquire);
 }
 /* Registration (Swift, runtime lock held): publishes the tag's class. */
 void sf_small_class_set(unsigned tag, struct sf_class *cls);
 static inline struct sf_class *sf_small_class_get(unsigned tag) {
-    return tag < SF_TAGGED_TAG_COUNT ? atomic_load_explicit(&sf_small_classes[tag], memory_order_acquire) : NULL;
+    return tag < SF_TAGGED_TAG_COUNT ? atomic_load_explicit(&sf_small_classes[SF_TAGGED_TAG_COUNT + tag], memory_order_acquire) : NULL;
 }
 
 /* ---- methods ---- */

@@ -256,6 +256,16 @@ extension BenchCase {
         list.append(BenchCase(id: "12b", name: "typed send, six arguments, closure IMP", allocationTarget: 0) { f in
             sixArgumentSends(f.sixRef, f.closureSixAdd)
         })
+        // 13: the sends of 2a-2b to a small object (tagged pointer): the class comes from the
+        // pointer's tag rather than from memory.
+        list.append(BenchCase(id: "13a", name: "sf_msg_lookup + call, small object (C API, C loop)", target: 3) { f in
+            let obj = f.small.raw, sel = f.add.raw
+            return { n in sfb_loop_lookup_call(obj, sel, n) }
+        })
+        list.append(BenchCase(id: "13b", name: "typed send to a small object, C-function IMP", target: 5,
+                              allocationTarget: 0) { f in
+            typedSends(f.small, f.add)
+        })
         list.append(contentsOf: runLoopCases)
         return list
     }()

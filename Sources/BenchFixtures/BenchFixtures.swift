@@ -54,6 +54,9 @@ public final class BenchFixtures: @unchecked Sendable {
     public private(set) var wide: [Int: (ref: ObjectRef, selectors: [Selector])] = [:]
     /// Per hierarchy depth: an instance of the leaf class; `add:to:` is defined on the root.
     public private(set) var deep: [Int: ObjectRef] = [:]
+    /// 13a-13b: a small object (tagged pointer, tag 0) of a class with `add:to:` (`sfb_add`):
+    /// the same sends as 2a-2b, the class read from the pointer's tag.
+    public private(set) var small = ObjectRef(nil)
 
     // MARK: Forwarding (cases 7c-7e): `add:to:` sent to objects that do not implement it
 
@@ -178,6 +181,12 @@ public final class BenchFixtures: @unchecked Sendable {
             deep[depth] = obj.ref
             keep.append(obj)
         }
+
+        let smallClass = try RuntimeClass(name: "BenchSmall")
+        try smallClass.addMethod(add, implementation: imp, types: "q@:qq")
+        try smallClass.registerSmallObjectClass(tag: 0)
+        small = try ObjectRef.tagged(tag: 0, payload: 42)
+        let _: Int = try small.send(add, 1, 2)
 
         let target = ref
         let fastForwarding = try RuntimeClass(name: "BenchTargetForwarder")

@@ -20,9 +20,13 @@ final class FuzzWorld: @unchecked Sendable {
         "forwardingTargetForSelector:", "resolveInstanceMethod:", "doesNotRecognizeSelector:", "",
     ]
     static let returnsObject: Set<String> = ["echo:", "make", "forwardingTargetForSelector:"]
-    static let receiverNames = ["calc", "hookedSub", "forwarder", "invoker", "resolver", "proxy", "loop", "Calc(class)", "nil", "temporary"]
+    static let receiverNames = ["calc", "hookedSub", "forwarder", "invoker", "resolver", "proxy", "loop", "Calc(class)", "nil", "temporary", "small"]
     static var receiverCount: Int { receiverNames.count }
     static let temporaryReceiver = 9
+    /// A small object (tagged pointer): its class has `add:to:` and forwards the rest to `calc`.
+    static let smallReceiver = 10
+    /// Tags are process-wide; the test suite's own small-object classes hold others.
+    static let smallTag = 7
 
     static let structShapes: [(TypeEncoding, Int)] = [
         (FPoint.typeEncoding, 16),
@@ -37,7 +41,8 @@ final class FuzzWorld: @unchecked Sendable {
         return Int(sf_ffi_type_size(sig.raw.pointee.arg_types[2]!))
     }
 
-    let calc, sub, forwarder, invoker, resolver, proxyClass, loop: RuntimeClass
+    let calc, sub, forwarder, invoker, resolver, proxyClass, loop, small: RuntimeClass
+    let smallObject: ObjectRef
     let calcInstance: Object
     let objects: [Object]
     let selectors: [Selector]
@@ -137,13 +142,22 @@ final class FuzzWorld: @unchecked Sendable {
 
         objects = [calcInstance, subInstance, f, i, r, p, l]
 
+        small = try RuntimeClass(name: "SFFuzz.Small")
+        try small.addMethod("add:to:") { (_: ObjectRef, a: Int, b: Int) in a &+ b }
+        try small.addMethod("hooked:") { (me: ObjectRef, n: Int) in n &+ Int(me.taggedPayload ?? 0) }
+        let forwardee = calcInstance.ref
+        try small.setForwardingTarget { _, sel in sel.name == "missing" ? nil : forwardee }
+        hooks.append(try small.hook("hooked:", .before) { ctx in _ = ctx.target.taggedPayload })
+        try small.registerSmallObjectClass(tag: Self.smallTag)
+        smallObject = try ObjectRef.tagged(tag: Self.smallTag, payload: 0x5F)
+
         // KB-6 workaround: a class whose cache is still the shared empty cache can spin forever
         // in sf_cache_probe while a retired cache is pending. One lookup per class and
         // metaclass gives each its own cache for good (flushes keep the allocation).
         // The forwarding stages also look up the receiver's metaclass, and a hooked object has
         // a hidden class with its own metaclass: warm the whole isa chain of every receiver.
         let probe = Selector("SFFuzz.warmUp")
-        var pending = objects.map { sf_object_isa($0.raw) } + [calc.raw, sub.raw, forwarder.raw, invoker.raw, resolver.raw, proxyClass.raw, loop.raw]
+        var pending = objects.map { sf_object_isa($0.raw) } + [calc.raw, sub.raw, forwarder.raw, invoker.raw, resolver.raw, proxyClass.raw, loop.raw, small.raw]
         var seen = Set<UnsafeMutableRawPointer>()
         while let next = pending.popLast() {
             guard let c = next, seen.insert(UnsafeMutableRawPointer(c)).inserted else { continue }
@@ -159,6 +173,7 @@ final class FuzzWorld: @unchecked Sendable {
         switch index {
         case 0..<objects.count: objects[index].ref
         case 7: calc.receiver
+        case Self.smallReceiver: smallObject
         default: .nil
         }
     }
@@ -167,7 +182,7 @@ final class FuzzWorld: @unchecked Sendable {
 
     /// Receivers whose `add:to:` is the fixture's sum (directly, forwarded or proxied).
     func computesSum(_ index: Int, _ selector: Selector) -> Bool {
-        selector.name == "add:to:" && [0, 1, 2, 3, 5, 9].contains(index)
+        selector.name == "add:to:" && [0, 1, 2, 3, 5, 9, 10].contains(index)
     }
 
     func retainCounts() -> [Int] { objects.map(\.retainCount) }
