@@ -61,15 +61,17 @@ let package = Package(
                 "MallocCounter",
             ]
         ),
-        // Benchmarks (docs/performance.md): one definition of every measured class, method body
-        // and loop, used by `forwarding bench` and by Benchmarks/ (package-benchmark lives
-        // there only). DispatchFixtures is plain C against the public C header: the method
-        // body of the floor and the loops that measure the C API from C.
-        .target(name: "DispatchFixtures", dependencies: ["CShims"], path: "Sources/DispatchFixtures"),
-        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI", "SelectorRunLoop"]),
+        // Sources/ holds the products; Fixtures/ and Fuzz/ what only benchmarks, tests and
+        // fuzzing use. Benchmarks (docs/performance.md): one definition of every measured class,
+        // method body and loop, used by `forwarding bench` and by Benchmarks/ (package-benchmark
+        // lives there only). DispatchFixtures is plain C against the public C header: the
+        // method body of the floor and the loops that measure the C API from C.
+        .target(name: "DispatchFixtures", dependencies: ["CShims"], path: "Fixtures/DispatchFixtures"),
+        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI", "SelectorRunLoop"],
+                path: "Fixtures/BenchFixtures"),
         // Counts heap allocations for `forwarding bench` by replacing malloc in that executable
         // only (the suite counts with package-benchmark's own interposer instead).
-        .target(name: "MallocCounter", path: "Sources/MallocCounter"),
+        .target(name: "MallocCounter", path: "Fixtures/MallocCounter"),
         // C code that uses only the public C header, driven by CInteropTests.
         .target(
             name: "CInteropFixtures",
@@ -86,8 +88,8 @@ let package = Package(
         // Reliability (docs/reliability.md). The fuzzed logic is a library so that XCTest replays
         // the corpus; SFFuzz drives it under libFuzzer when built with -DFUZZING (scripts/fuzz.sh)
         // and runs a seeded random loop otherwise.
-        .target(name: "FuzzTargets", dependencies: ["DynamicRuntime", "CShims"], path: "Sources/FuzzTargets"),
-        .executableTarget(name: "SFFuzz", dependencies: ["FuzzTargets"], path: "Sources/SFFuzz"),
+        .target(name: "FuzzTargets", dependencies: ["DynamicRuntime", "CShims"], path: "Fuzz/FuzzTargets"),
+        .executableTarget(name: "SFFuzz", dependencies: ["FuzzTargets"], path: "Fuzz/SFFuzz"),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
         // Class names containing "Stress" or "Concurrency" also run under TSan in .ci/run.
         .testTarget(name: "StressTests", dependencies: ["MessageThrottle", "TestSupport"]),

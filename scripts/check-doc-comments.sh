@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fails when a public (or open) Swift declaration under Sources/ has no doc comment: every
-# library, fixture and fuzz module, SPI included. A protocol witness without one of its own
+# Fails when a public (or open) Swift declaration under Sources/, Fixtures/ or Fuzz/ has no doc
+# comment: every library, fixture and fuzz module, SPI included. A protocol witness without one of its own
 # counts as documented by its requirement's (DocC shows that text for it).
 #
 #   scripts/check-doc-comments.sh        # builds (debug) if needed, then lists file:line: symbol
@@ -27,7 +27,7 @@ for path in glob.glob(os.path.join(graphs, "*.symbols.json")):
         graph = json.load(f)
     for symbol in graph["symbols"]:
         uri = symbol.get("location", {}).get("uri", "")
-        if not uri.startswith("file://" + root + "/Sources/"):
+        if not any(uri.startswith("file://" + root + d) for d in ("/Sources/", "/Fixtures/", "/Fuzz/")):
             continue
         if symbol.get("accessLevel") not in ("public", "open") or symbol.get("docComment"):
             continue
