@@ -10,9 +10,10 @@ enum CurrentMessage {
     }
 
     private static let monitored = Atomic<Int>(0)
-    private static let slots = Locked<[UnsafeMutableRawPointer: (slot: Slot, count: Int)]>([:])
+    // Keyed by the loop's address as an integer: a pointer key is not Sendable.
+    private static let slots = Locked<[UInt: (slot: Slot, count: Int)]>([:])
 
-    private static func key(_ cf: CFRunLoop) -> UnsafeMutableRawPointer { Unmanaged.passUnretained(cf).toOpaque() }
+    private static func key(_ cf: CFRunLoop) -> UInt { UInt(bitPattern: Unmanaged.passUnretained(cf).toOpaque()) }
 
     /// The slot of `cf`, kept until as many `unwatch` calls as `watch` calls.
     static func watch(_ cf: CFRunLoop) -> Slot {

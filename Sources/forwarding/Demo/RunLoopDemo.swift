@@ -116,25 +116,22 @@ enum RunLoopDemo {
         for _ in 0..<passes { _ = RunLoop.current.run(mode: .default, before: Date(timeIntervalSinceNow: 0.02)) }
     }
 
-    final class Log: @unchecked Sendable {
-        private let lock = NSLock()
-        private var counts: [String: Int] = [:]
-        func add(_ name: String) -> Int { lock.withLock { counts[name, default: 0] += 1; return counts[name]! } }
-        func count(_ name: String) -> Int { lock.withLock { counts[name, default: 0] } }
-        func reset() { lock.withLock { counts = [:] } }
+    final class Log: Sendable {
+        private let counts = Locked<[String: Int]>([:])
+        func add(_ name: String) -> Int { counts.withLock { $0[name, default: 0] += 1; return $0[name]! } }
+        func count(_ name: String) -> Int { counts.withLock { $0[name, default: 0] } }
+        func reset() { counts.withLock { $0 = [:] } }
     }
 
-    final class Flag: @unchecked Sendable {
-        private let lock = NSLock()
-        private var flag = false
-        func set() { lock.withLock { flag = true } }
-        var value: Bool { lock.withLock { flag } }
+    final class Flag: Sendable {
+        private let flag = Locked(false)
+        func set() { flag.withLock { $0 = true } }
+        var value: Bool { flag.withLock { $0 } }
     }
 
-    final class Box<T>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stored: T?
-        func setIfEmpty(_ v: T) -> Bool { lock.withLock { if stored == nil { stored = v; return true }; return false } }
-        var value: T? { lock.withLock { stored } }
+    final class Box<T: Sendable>: Sendable {
+        private let stored = Locked<T?>(nil)
+        func setIfEmpty(_ v: T) -> Bool { stored.withLock { if $0 == nil { $0 = v; return true }; return false } }
+        var value: T? { stored.withLock { $0 } }
     }
 }
