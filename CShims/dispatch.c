@@ -38,8 +38,7 @@ sf_method_t sf_class_getInstanceMethod(sf_class_t cls, sf_sel sel) {
 
 // The miss is reported like Swift's doesNotRecognizeSelector, naming the class users see.
 static void record_unrecognized(sf_class_t cls, sf_sel sel) {
-    sf_class_t shown = cls;
-    while (shown->superclass && (shown->info & SF_CLASS_HIDDEN)) shown = shown->superclass;
+    sf_class_t shown = sf_class_visible(cls);
     bool meta = cls->info & SF_CLASS_META;
     sf_set_last_error_parts(SF_ERR_UNRECOGNIZED_SELECTOR, meta ? "+[" : "-[", shown->name ? shown->name : "?", " ",
                             sel->name, meta ? "]: unrecognized selector sent to class"

@@ -56,10 +56,8 @@ void sf_object_set_retain_count_for_testing(sf_id obj, uintptr_t count) {
 
 sf_class_t sf_object_getClass(sf_id obj) {
     if (!obj) return NULL;
-    sf_class_t cls = sf_object_isa(obj);
     // A private per-object subclass is an implementation detail of hooks.
-    while (cls && (cls->info & SF_CLASS_HIDDEN)) cls = cls->superclass;
-    return cls;
+    return sf_class_visible(sf_object_isa(obj));
 }
 
 // A small object reads as immortal (never counted, never deallocated) and has no header words.

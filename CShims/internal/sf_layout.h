@@ -225,6 +225,12 @@ static inline sf_class_t sf_class_super(sf_class_t cls) { return cls->superclass
 static inline void sf_class_set_super(sf_class_t cls, sf_class_t s) { cls->superclass = s; }
 static inline uint32_t sf_class_info(sf_class_t cls) { return cls->info; }
 static inline void sf_class_set_info(sf_class_t cls, uint32_t info) { cls->info = info; }
+/* The class users see: `cls` past the hidden per-object hook classes above it (a hidden class
+ * always has a superclass). The one walk every reader of a visible class uses, C and Swift. */
+static inline sf_class_t sf_class_visible(sf_class_t cls) {
+    while (cls && (cls->info & SF_CLASS_HIDDEN) && cls->superclass) cls = cls->superclass;
+    return cls;
+}
 static inline void sf_class_set_instance_size(sf_class_t cls, size_t size) { cls->instance_size = size; }
 static inline const struct sf_signature *sf_method_sig(sf_method_t m) { return m->sig; }
 static inline uint64_t sf_method_key(sf_method_t m) { return m->key; }

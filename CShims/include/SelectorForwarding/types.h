@@ -20,7 +20,8 @@ typedef struct sf_method *sf_method_t;           /* a method-table entry */
 typedef void (*sf_imp)(void);                    /* cast to the method's real type before calling */
 typedef struct sf_protocol *sf_protocol_t;       /* a protocol, immortal once allocated */
 
-/* Error codes. Keep in sync with RuntimeError.code in Swift. */
+/* Error codes: the one list. Swift's RuntimeError.code maps each of its cases to one of these
+ * constants (an exhaustive switch), so the two cannot drift apart. */
 typedef enum sf_status {
     SF_OK = 0,
     SF_ERR_UNRECOGNIZED_SELECTOR = 1,

@@ -114,7 +114,7 @@ enum MessageSend {
         }
         // The class was read before the body ran; walking it to the visible class now is safe
         // inside the read section (a class outlives it), even if the body freed the receiver.
-        if let failure { throw ClosureIMP.failure(failure, receiverClass: ClosureIMP.visibleClass(receiverClass), s) }
+        if let failure { throw ClosureIMP.failure(failure, receiverClass: sf_class_visible(receiverClass), s) }
         return r
     }
 

@@ -16,8 +16,7 @@ extension Forwarding {
         // An object with per-object hooks has a hidden subclass as its isa: ask its visible class,
         // so that what the resolver adds serves every instance (the hidden class's cache is
         // flushed with its superclass's, so the retry finds it).
-        var visible = cls
-        while sf_class_info(visible) & UInt32(SF_CLASS_HIDDEN) != 0, let s: sf_class_t = sf_class_super(visible) { visible = s }
+        let visible: sf_class_t = sf_class_visible(cls)
         let classObject: sf_id = isMeta ? raw : sf_class_as_object(visible)
         if implements(sf_object_isa(classObject), resolver) {
             let added: Bool = try ObjectRef(classObject).send(resolver, selector)

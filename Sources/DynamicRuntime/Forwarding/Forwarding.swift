@@ -179,9 +179,7 @@ enum Forwarding {
     /// The name of `obj`'s class past any hidden per-object class, read from the C class
     /// records only: the object may be deallocating on another thread, its hidden class with it.
     static func visibleClassName(of obj: sf_id) -> String? {
-        var cls = sf_object_isa(obj)
-        while let c = cls, sf_class_info(c) & UInt32(SF_CLASS_HIDDEN) != 0 { cls = sf_class_super(c) }
-        return cls.map { String(cString: sf_class_getName($0)) }
+        sf_class_visible(sf_object_isa(obj)).map { String(cString: sf_class_getName($0)) }
     }
 
     static func visibleName(_ cls: sf_class_t) -> String {

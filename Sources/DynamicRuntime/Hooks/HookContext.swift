@@ -185,7 +185,7 @@ public struct HookContext {
         }
         if let failure {
             if returns { ret.storeBytes(of: 0, as: UInt64.self) }
-            throw ClosureIMP.failure(failure, receiverClass: ClosureIMP.visibleClass(cls), w.1)
+            throw ClosureIMP.failure(failure, receiverClass: sf_class_visible(cls), w.1)
         }
         return r
     }

@@ -30,15 +30,7 @@ extension ClosureIMP {
     @inlinable @inline(__always)
     static func receiverClass(_ raw: UInt64) -> sf_class_t? {
         guard let obj = sf_id(bitPattern: UInt(raw)) else { return nil }
-        return visibleClass(sf_object_isa(obj))
-    }
-
-    /// `cls` without the hidden (per-object hook) classes above it.
-    @inlinable @inline(__always)
-    static func visibleClass(_ cls: sf_class_t?) -> sf_class_t? {
-        var cls = cls
-        while let c = cls, sf_class_info(c) & UInt32(SF_CLASS_HIDDEN) != 0 { cls = sf_class_super(c) }
-        return cls
+        return sf_class_visible(sf_object_isa(obj))
     }
 }
 

@@ -46,9 +46,7 @@ extension Runtime {
     @inline(__always)
     static func receiverClass(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> sf_class_t? {
         guard let raw = args[0]!.load(as: sf_id?.self) else { return nil }
-        var cls = sf_object_isa(raw)
-        while let c = cls, sf_class_info(c) & UInt32(SF_CLASS_HIDDEN) != 0 { cls = sf_class_super(c) }
-        return cls
+        return sf_class_visible(sf_object_isa(raw))
     }
 
     /// The error a closure threw, as a runtime error naming the method (`cls` from
