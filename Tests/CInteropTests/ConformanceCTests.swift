@@ -72,4 +72,8 @@ final class ConformanceCTests: XCTestCase {
     /// Small objects: a class registered for a tag, objects made from a payload, sends, class
     /// hooks, no-op retain/release, and every refusal (storage of its own, weak, setClass).
     func testSmallObjectsFromC() { run(cf_scenario_small_objects) }
+
+    /// objc4 test/ivar.m from C: ivar handles found through the superclass chain (the
+    /// declaring class's own handle), names, types and offsets, weak ivars, refusals.
+    func testIvarHandlesFromC() { run(cf_scenario_ivars) }
 }

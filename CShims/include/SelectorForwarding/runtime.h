@@ -100,6 +100,20 @@ void *sf_object_getIvarPointer(sf_id obj, ptrdiff_t offset);
  * sf_object_getIvarPointer; the owner's deallocation unregisters it. Errors as sf_class_addIvar. */
 bool sf_class_addWeakIvar(sf_class_t cls, const char *name);
 /*
+ * Ivar handles (objc4's Ivar). sf_class_getInstanceVariable searches the superclasses too, weak
+ * ivars included; the same ivar gives the same handle from the class and its subclasses. NULL
+ * with SF_ERR_INVALID_ARGUMENT for a NULL class or name, and for a name no ivar of the chain has
+ * (a metaclass has none); the message names the class and the ivar. A handle, and the strings
+ * its getters return, stay valid as long as the class that declares the ivar: until
+ * sf_disposeClassPair. The getters give NULL (offset: -1) for a NULL handle.
+ */
+sf_ivar_t sf_class_getInstanceVariable(sf_class_t cls, const char *name);
+const char *sf_ivar_getName(sf_ivar_t ivar);
+/* The ivar's type, canonical ("@" for a weak ivar too). */
+const char *sf_ivar_getTypeEncoding(sf_ivar_t ivar);
+/* Byte offset from the object's start, as sf_class_getIvarOffset; use with sf_object_getIvarPointer. */
+ptrdiff_t sf_ivar_getOffset(sf_ivar_t ivar);
+/*
  * class_getIvarLayout / class_getWeakIvarLayout: which pointer-sized words of an instance hold
  * strong (weak) object ivars, in objc4's format: bytes 0xSN (skip S words, then N words), from
  * the object's first word, inherited ivars included, ending with a 0 byte. NULL when there are

@@ -17,6 +17,7 @@ typedef struct sf_object *sf_id;                 /* any object, classes included
 typedef struct sf_class *sf_class_t;             /* a class or a metaclass */
 typedef const struct sf_selector *sf_sel;        /* an interned selector */
 typedef struct sf_method *sf_method_t;           /* a method-table entry */
+typedef struct sf_ivar *sf_ivar_t;               /* an instance variable, valid while its class exists */
 typedef void (*sf_imp)(void);                    /* cast to the method's real type before calling */
 typedef struct sf_protocol *sf_protocol_t;       /* a protocol, immortal once allocated */
 

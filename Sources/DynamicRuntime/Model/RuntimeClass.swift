@@ -44,6 +44,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var weakIvarOffsets: [Int] = []
     /// The ivar layouts handed to C, interned: valid for the class's life (lock held).
     var cIvarLayouts: CIvarLayouts?
+    /// The C handles of this class's own ivars, made on first request (lock held).
+    var cIvarHandles: CIvarHandles?
     /// The alignment instances are allocated with: the largest of the ivars' (inherited ones
     /// included) and malloc's 16. Fixed at registration.
     var instanceAlignment = 16
