@@ -76,4 +76,9 @@ final class ConformanceCTests: XCTestCase {
     /// objc4 test/ivar.m from C: ivar handles found through the superclass chain (the
     /// declaring class's own handle), names, types and offsets, weak ivars, refusals.
     func testIvarHandlesFromC() { run(cf_scenario_ivars) }
+
+    /// objc4 test/addMethods.mm from C: a bulk add reports and keeps what exists, overrides
+    /// what is inherited, adds once from a list of duplicates; a bulk replace adds or replaces;
+    /// a refused entry installs nothing of its list.
+    func testBulkMethodsFromC() { run(cf_scenario_bulk_methods) }
 }

@@ -41,6 +41,22 @@ bool sf_class_respondsToSelector(sf_class_t cls, sf_sel sel);
 sf_status sf_class_addMethod(sf_class_t cls, sf_sel sel, sf_imp imp, const char *types);
 /* Returns the previous implementation, or NULL if the method was added. */
 sf_imp sf_class_replaceMethod(sf_class_t cls, sf_sel sel, sf_imp imp, const char *types);
+/*
+ * objc4's class_addMethodsBulk / class_replaceMethodsBulk: `count` methods (entry i is names[i],
+ * imps[i], types[i]) under one acquisition of the runtime lock, with at most one cache flush.
+ * Every entry is checked before anything changes: a NULL array or entry
+ * (SF_ERR_INVALID_ARGUMENT, naming the index), a bad encoding, a reserved selector, or a
+ * replacement with other types refuses the whole call, and the class is left as it was.
+ * Add: a method the class already has itself (or that an earlier entry added) is not replaced;
+ * its name goes to failedNames (room for `count` names, or NULL) and their number to
+ * *outFailedCount (or NULL); the others are added and the status is SF_ERR_METHOD_EXISTS when
+ * any was left out, else SF_OK. Replace: every entry is installed, added where missing; of two
+ * entries with one selector, the later wins. The arrays stay the caller's.
+ */
+sf_status sf_class_addMethodsBulk(sf_class_t cls, const sf_sel *names, const sf_imp *imps, const char **types,
+                                  uint32_t count, sf_sel *failedNames, uint32_t *outFailedCount);
+sf_status sf_class_replaceMethodsBulk(sf_class_t cls, const sf_sel *names, const sf_imp *imps, const char **types,
+                                      uint32_t count);
 sf_method_t sf_class_getInstanceMethod(sf_class_t cls, sf_sel sel);
 /*
  * The IMP a send of `sel` to an instance would run. The resolver is asked first (as

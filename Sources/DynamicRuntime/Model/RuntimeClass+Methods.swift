@@ -79,9 +79,7 @@ extension RuntimeClass {
             let imp = try UnboundIMPs.resolveNolock(imp, for: sig, className: name, selector: selector)
             if let existing = methods[selector] {
                 guard replacing else { throw .methodExists(.init(className: name, selector: selector.name)) }
-                guard existing.signature.storage.key == sig.storage.key, existing.signature.argumentTypes.count == sig.argumentTypes.count,
-                      zip(existing.signature.argumentTypes, sig.argumentTypes).allSatisfy({ $0.isCompatible(with: $1) }),
-                      existing.signature.returnType.isCompatible(with: sig.returnType) else {
+                guard Self.replacement(sig, fits: existing.signature) else {
                     throw .signatureMismatch(.init(className: name, selector: selector.name, expected: existing.signature.encoding, actual: sig.encoding))
                 }
                 if let hook = existing.hook {
@@ -102,6 +100,14 @@ extension RuntimeClass {
         }
         Runtime.state.collectGarbage()
         return result
+    }
+
+    /// Whether an implementation of `new` may replace one of `existing`: callers of the old
+    /// one pass arguments the new one reads the same way.
+    static func replacement(_ new: Signature, fits existing: Signature) -> Bool {
+        existing.storage.key == new.storage.key && existing.argumentTypes.count == new.argumentTypes.count
+            && zip(existing.argumentTypes, new.argumentTypes).allSatisfy { $0.isCompatible(with: $1) }
+            && existing.returnType.isCompatible(with: new.returnType)
     }
 
     /// Selectors no method may define: the runtime destructs ivars itself.

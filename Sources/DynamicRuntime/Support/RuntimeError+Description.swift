@@ -12,7 +12,7 @@ extension RuntimeError {
             let receiver = c.isClassMethod ? "class" : "instance"
             return "\(subject ?? "selector"): unrecognized selector sent to \(receiver)"
         case .duplicateClass:
-            return "a class named '\(c.className ?? "")' is already registered"
+            return joined("a class named '\(c.className ?? "")' is already registered")
         case .malformedEncoding:
             var head = "malformed type encoding \"\(c.actual ?? "")\""
             if let offset = c.offset { head += " at offset \(offset)" }
@@ -30,7 +30,7 @@ extension RuntimeError {
         case .classInUse:
             return joined("\(subject ?? "the class") is still in use")
         case .methodExists:
-            return "\(subject ?? "the method") already exists; use replaceMethod to change it"
+            return joined("\(subject ?? "the method") already exists; use replaceMethod to change it")
         case .classAlreadyRegistered:
             return "cannot \(c.operation ?? "do that"): class '\(c.className ?? "")' is already registered"
         case .classNotRegistered:

@@ -37,6 +37,8 @@ int cf_scenario_method_types(const char *name);
 int cf_scenario_small_objects(const char *name);
 /* class_getInstanceVariable, ivar_getName / getTypeEncoding / getOffset. */
 int cf_scenario_ivars(const char *name);
+/* class_addMethodsBulk, class_replaceMethodsBulk. */
+int cf_scenario_bulk_methods(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */
