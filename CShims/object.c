@@ -71,6 +71,11 @@ void sf_object_set_flags(sf_id obj, uint32_t bits) {
     atomic_fetch_or_explicit(&obj->bits, bits & SF_RC_FLAGS_MASK, memory_order_acq_rel);
 }
 
+uint32_t sf_object_test_and_set_flags(sf_id obj, uint32_t bits) {
+    if (sf_is_tagged(obj)) return SF_OBJ_IMMORTAL;
+    return (uint32_t)(atomic_fetch_or_explicit(&obj->bits, bits & SF_RC_FLAGS_MASK, memory_order_acq_rel) & SF_RC_FLAGS_MASK);
+}
+
 void *sf_object_side(sf_id obj) { return sf_is_tagged(obj) ? NULL : atomic_load_explicit(&obj->side, memory_order_acquire); }
 
 // NULL for a small object, which has no side pointer (callers refuse it before this).

@@ -145,6 +145,8 @@ struct sf_class {
 bool sf_try_retain(sf_id obj);
 uint32_t sf_object_flags(sf_id obj);
 void sf_object_set_flags(sf_id obj, uint32_t bits);
+/* Sets `bits` and returns the flags as they were: one caller wins a race to set a flag. */
+uint32_t sf_object_test_and_set_flags(sf_id obj, uint32_t bits);
 void *sf_object_side(sf_id obj);
 /* sf_object_side inline, for the per-object hook's call path. */
 static inline void *sf_object_side_inline(sf_id obj) {

@@ -81,4 +81,9 @@ final class ConformanceCTests: XCTestCase {
     /// what is inherited, adds once from a list of duplicates; a bulk replace adds or replaces;
     /// a refused entry installs nothing of its list.
     func testBulkMethodsFromC() { run(cf_scenario_bulk_methods) }
+
+    /// object_dispose from C: an instance with three references goes at once, with its
+    /// observers, ivars, associations and weak references, and no dealloc message; one with
+    /// hooks of its own too; NULL, class objects and a second disposal are refused.
+    func testObjectDisposeFromC() { run(cf_scenario_dispose) }
 }

@@ -51,6 +51,12 @@ import CShims
     }
 }
 
+/// The C function `sf_object_dispose` of SelectorForwarding.h (exported from the shared library).
+@_cdecl("sf_object_dispose")
+@_spi(CAPI) public func sf_object_dispose_impl(_ obj: sf_id?) -> sf_status {
+    capiStatus { () throws(RuntimeError) in try ObjectLifecycle.dispose(try CAPIValues.nonNull(obj, "object")) }
+}
+
 /// The C function `sf_initWeak` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_initWeak")
 @_spi(CAPI) public func sf_initWeak_impl(_ slot: UnsafeMutablePointer<sf_id?>?, _ obj: sf_id?) {

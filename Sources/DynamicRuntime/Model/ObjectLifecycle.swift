@@ -51,6 +51,33 @@ enum ObjectLifecycle {
         free(obj)
     }
 
+    /// objc4's `object_dispose`: destroys `obj` now, whatever its count, as a last release
+    /// would but without sending `dealloc`: the dealloc observers, then `destruct`, then the
+    /// free. References still held elsewhere dangle; that is the caller's to rule out.
+    ///
+    /// - Throws: `invalidArgument` for a class object, or an object already being deallocated
+    ///   or disposed (from one of its dealloc observers, say).
+    static func dispose(_ obj: sf_id) throws(RuntimeError) {
+        let isa = sf_object_isa(obj)!
+        if sf_class_info(isa) & UInt32(SF_CLASS_META) != 0 {
+            throw .invalidArgument(.init(className: String(cString: sf_class_getName(isa)), operation: "dispose an object",
+                                         expected: "an instance", actual: "a class object"))
+        }
+        // From here on retains and releases are inert; of two disposals, one wins.
+        if sf_object_test_and_set_flags(obj, UInt32(SF_OBJ_DEALLOCATING)) & UInt32(SF_OBJ_DEALLOCATING) != 0 {
+            throw .invalidArgument(.init(className: RuntimeClass.from(sf_object_getClass(obj)!).name, operation: "dispose an object",
+                                         expected: "a live instance", actual: "an object already being deallocated"))
+        }
+        let table = ObjectSideTable.of(obj, create: false)
+        defer { withExtendedLifetime(table) {} }
+        table?.runDeallocObservers(ObjectRef(obj))
+        destruct(obj)
+        let cls = sf_object_isa(obj)!
+        sf_class_adjust_live_instances(cls, -1)
+        sf_counter_objects_add(-1)
+        free(obj)
+    }
+
     /// The root `dealloc`'s work, objc4's `objc_destructInstance`: strong ivars released (the
     /// ivar destructors), associations removed, weak references cleared, the object's hooks
     /// and side table dropped. Everything but the free; runs once per object. Later teardown

@@ -39,6 +39,8 @@ int cf_scenario_small_objects(const char *name);
 int cf_scenario_ivars(const char *name);
 /* class_addMethodsBulk, class_replaceMethodsBulk. */
 int cf_scenario_bulk_methods(const char *name);
+/* object_dispose. */
+int cf_scenario_dispose(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */
