@@ -86,4 +86,8 @@ final class ConformanceCTests: XCTestCase {
     /// observers, ivars, associations and weak references, and no dealloc message; one with
     /// hooks of its own too; NULL, class objects and a second disposal are refused.
     func testObjectDisposeFromC() { run(cf_scenario_dispose) }
+
+    /// libobjc2's class_registerAlias_np from C: lookups by the alias find the class, names in
+    /// use (a class's or an alias's) are refused, and disposal frees the class's aliases.
+    func testClassAliasesFromC() { run(cf_scenario_alias) }
 }

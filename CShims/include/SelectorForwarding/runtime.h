@@ -29,8 +29,20 @@ sf_status sf_disposeClassPair(sf_class_t cls);
  * SF_ERR_CLASS_REGISTERED for a class not registered yet. Dispose it with sf_disposeClassPair.
  */
 sf_class_t sf_duplicateClass(sf_class_t original, const char *name, size_t extraBytes);
+/* The registered class with that name or alias; NULL for NULL or an unknown name. */
 sf_class_t sf_getClass(const char *name);
+/* objc_lookUpClass: as sf_getClass (this runtime has no class handler to ask). */
+sf_class_t sf_lookUpClass(const char *name);
 sf_class_t sf_getMetaClass(const char *name);
+/*
+ * libobjc2's class_registerAlias_np: `alias` becomes another name of the registered class
+ * `cls`; sf_getClass, sf_lookUpClass and sf_getMetaClass find it by that name, while
+ * sf_class_getName still gives its own, and sf_disposeClassPair removes its aliases. False
+ * with SF_ERR_DUPLICATE_CLASS when a class has that name or it is an alias already (of any
+ * class; a class allocated later cannot take it either), SF_ERR_CLASS_REGISTERED for a class
+ * not registered yet, SF_ERR_INVALID_ARGUMENT for NULL, a metaclass or an empty alias.
+ */
+bool sf_class_registerAlias_np(sf_class_t cls, const char *alias);
 const char *sf_class_getName(sf_class_t cls);
 sf_class_t sf_class_getSuperclass(sf_class_t cls);
 bool sf_class_isMetaClass(sf_class_t cls);

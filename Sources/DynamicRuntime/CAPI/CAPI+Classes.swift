@@ -41,6 +41,24 @@ import CShims
     return RuntimeClass.named(key: NameKey(cString: name))?.raw
 }
 
+/// The C function `sf_lookUpClass` of SelectorForwarding.h (exported from the shared library).
+@_cdecl("sf_lookUpClass")
+@_spi(CAPI) public func sf_lookUpClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {
+    guard let name else { return nil }
+    return RuntimeClass.named(key: NameKey(cString: name))?.raw
+}
+
+/// The C function `sf_class_registerAlias_np` of SelectorForwarding.h (exported from the shared library).
+@_cdecl("sf_class_registerAlias_np")
+@_spi(CAPI) public func sf_class_registerAlias_np_impl(_ cls: sf_class_t?, _ alias: UnsafePointer<CChar>?) -> Bool {
+    capi(false) { () throws(RuntimeError) in
+        let c = RuntimeClass.from(try CAPIValues.nonNull(cls, "class"))
+        guard let alias else { throw .nullArgument("an alias", className: c.name) }
+        try c.registerAlias(key: NameKey(cString: alias))
+        return true
+    }
+}
+
 /// The C function `sf_getMetaClass` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_getMetaClass")
 @_spi(CAPI) public func sf_getMetaClass_impl(_ name: UnsafePointer<CChar>?) -> sf_class_t? {

@@ -29,6 +29,8 @@ extension RuntimeClass {
             isDisposed = true
             let key = NameKey(cString: sf_class_getName(raw))
             if !isHidden, Runtime.state.classesByName[key] === self { Runtime.state.classesByName[key] = nil }
+            for alias in aliasKeys where Runtime.state.classAliases[alias] === self { Runtime.state.classAliases[alias] = nil }
+            aliasKeys = []
             superclass?.subclasses.removeAll { $0 === self }
             meta.lookupSuperclass?.subclasses.removeAll { $0 === meta }
             var doomed = [self, meta]

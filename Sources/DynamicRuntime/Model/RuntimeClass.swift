@@ -46,6 +46,8 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
     var cIvarLayouts: CIvarLayouts?
     /// The C handles of this class's own ivars, made on first request (lock held).
     var cIvarHandles: CIvarHandles?
+    /// The aliases registered for this class, removed with it.
+    var aliasKeys: [NameKey] = []
     /// The alignment instances are allocated with: the largest of the ivars' (inherited ones
     /// included) and malloc's 16. Fixed at registration.
     var instanceAlignment = 16
@@ -91,13 +93,16 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         try RuntimeClass(unregisteredName: name, superclass: superclass, hidden: false)
     }
 
-    /// The registered class with that name, if any. A pair that is only allocated reserves
-    /// its name but is not returned: it cannot make instances yet (like `objc_getClass`).
+    /// The registered class with that name or alias (`registerAlias(_:)`), if any. A pair that
+    /// is only allocated reserves its name but is not returned: it cannot make instances yet
+    /// (like `objc_getClass`).
     public static func named(_ name: String) -> RuntimeClass? { named(key: NameKey(name)) }
 
-    /// The registered class whose name has exactly these bytes.
+    /// The registered class whose name or alias has exactly these bytes.
     static func named(key: NameKey) -> RuntimeClass? {
-        Runtime.state.lock.withLock { Runtime.state.classesByName[key].flatMap { $0.isRegistered ? $0 : nil } }
+        Runtime.state.lock.withLock {
+            (Runtime.state.classesByName[key] ?? Runtime.state.classAliases[key]).flatMap { $0.isRegistered ? $0 : nil }
+        }
     }
 
     /// Every registered class, sorted by name (allocated, unregistered pairs are left out).
@@ -133,6 +138,9 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
             if !hidden {
                 guard Runtime.state.classesByName[key] == nil else {
                     throw .duplicateClass(.init(className: name))
+                }
+                if let aliased = Runtime.state.classAliases[key] {
+                    throw .duplicateClass(.init(className: name, reason: "the name is an alias of class '\(aliased.name)'"))
                 }
                 Runtime.state.classesByName[key] = self
             }

@@ -4,6 +4,8 @@ import Glibc
 final class RuntimeState: @unchecked Sendable {
     let lock = RuntimeLock()
     var classesByName: [NameKey: RuntimeClass] = [:]
+    /// Other names classes answer to (`registerAlias`); never a name of `classesByName`.
+    var classAliases: [NameKey: RuntimeClass] = [:]
     init() {
         sf_rcu_init()
         sf_install_slow_path(lookUpMethodEntry)

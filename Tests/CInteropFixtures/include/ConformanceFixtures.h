@@ -41,6 +41,8 @@ int cf_scenario_ivars(const char *name);
 int cf_scenario_bulk_methods(const char *name);
 /* object_dispose. */
 int cf_scenario_dispose(const char *name);
+/* class_registerAlias_np, objc_lookUpClass. */
+int cf_scenario_alias(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */
