@@ -37,5 +37,9 @@ final class CAPIObjectDisposeTests: XCTestCase {
         XCTAssertEqual(sf_object_dispose(sf_class_as_object(cls.raw)), SF_ERR_INVALID_ARGUMENT)
         let message = String(cString: sf_last_error_message())
         XCTAssertTrue(message.contains(cls.name) && message.contains("a class object"), message)
+        let small = try SmallObjectFixture.make(3)
+        XCTAssertEqual(sf_object_dispose(small.raw), SF_ERR_INVALID_ARGUMENT)
+        XCTAssertTrue(String(cString: sf_last_error_message()).contains("small (tagged) object"), String(cString: sf_last_error_message()))
+        XCTAssertEqual(try small.send("payload") as Int, 3, "a refused disposal leaves the value as it was")
     }
 }

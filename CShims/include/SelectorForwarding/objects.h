@@ -21,8 +21,8 @@ uintptr_t sf_object_retainCount(sf_id obj);
  * would (dealloc observers, then strong ivars released, associations removed, weak references
  * cleared, then the memory freed) except that `dealloc` is not sent, as in objc4. Every other
  * reference to it dangles: use it only on an object nothing else holds or can reach.
- * SF_ERR_INVALID_ARGUMENT for NULL, a class object, or an object already being deallocated or
- * disposed (from its own dealloc observer, say).
+ * SF_ERR_INVALID_ARGUMENT for NULL, a class object, a small (tagged) object, or an object
+ * already being deallocated or disposed (from its own dealloc observer, say).
  */
 sf_status sf_object_dispose(sf_id obj);
 sf_class_t sf_object_getClass(sf_id obj);

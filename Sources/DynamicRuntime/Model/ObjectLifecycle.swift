@@ -58,6 +58,7 @@ enum ObjectLifecycle {
     /// - Throws: `invalidArgument` for a class object, or an object already being deallocated
     ///   or disposed (from one of its dealloc observers, say).
     static func dispose(_ obj: sf_id) throws(RuntimeError) {
+        if sf_object_isTagged(obj) { throw .taggedObject(obj, "dispose an object", because: "which is a value, never allocated") }
         let isa = sf_object_isa(obj)!
         if sf_class_info(isa) & UInt32(SF_CLASS_META) != 0 {
             throw .invalidArgument(.init(className: String(cString: sf_class_getName(isa)), operation: "dispose an object",
