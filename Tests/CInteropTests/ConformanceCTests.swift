@@ -90,4 +90,9 @@ final class ConformanceCTests: XCTestCase {
     /// libobjc2's class_registerAlias_np from C: lookups by the alias find the class, names in
     /// use (a class's or an alias's) are refused, and disposal frees the class's aliases.
     func testClassAliasesFromC() { run(cf_scenario_alias) }
+
+    /// objc4 test/forward.m's objc_setForwardHandler part from C: sf_msg_send and the
+    /// forwarding IMP reach the handler with every argument, its answer is the result;
+    /// declining and NULL leave SF_ERR_UNRECOGNIZED_SELECTOR.
+    func testForwardHandlerFromC() { run(cf_scenario_forward_handler) }
 }

@@ -64,6 +64,20 @@ sf_status sf_class_setForwardingTarget(sf_class_t cls, sf_forwarding_target_fn f
 sf_status sf_class_setMethodSignature(sf_class_t cls, sf_method_signature_fn fn, void *context);
 sf_status sf_class_setForwardInvocation(sf_class_t cls, sf_forward_invocation_fn fn, void *context);
 
+/* ---- the process-wide forward handler (objc_setForwardHandler) ---- */
+
+/* Asked for a message whose receiver's class defines no forwardInvocation:, after the
+ * forwarding target declined, before doesNotRecognizeSelector: and the error. `inv` holds the
+ * call (lent for this call only); set its return value, or invoke it on another target, and
+ * return true: that is the send's result. Return false to decline (SF_ERR_UNRECOGNIZED_SELECTOR).
+ * A C send (sf_msg_send) reaches it only when the class declares methodSignatureForSelector:. */
+typedef bool (*sf_forward_handler_fn)(sf_id receiver, sf_sel sel, sf_invocation_t inv, void *context);
+
+/* Installs `fn` for every class, replacing the previous handler; NULL restores the default,
+ * which declines. Thread-safe; a send already inside the old handler finishes with it, so keep
+ * its context valid until no such send can be running. */
+void sf_setForwardHandler(sf_forward_handler_fn fn, void *context);
+
 #ifdef __cplusplus
 }
 #endif

@@ -69,3 +69,14 @@ private func resolver(_ fn: @escaping sf_resolve_fn, _ context: UnsafeMutableRaw
         }
     }
 }
+
+/// The C function `sf_setForwardHandler` of SelectorForwarding.h.
+@_cdecl("sf_setForwardHandler")
+@_spi(CAPI) public func sf_setForwardHandler_impl(_ fn: sf_forward_handler_fn?, _ context: UnsafeMutableRawPointer?) {
+    guard let fn else { return ForwardHandler.set(nil) }
+    let ctx = UInt(bitPattern: context)
+    ForwardHandler.set { inv in
+        let receiver = inv.target.raw, selector = inv.selector.raw
+        return CInvocations.table.lend(inv) { fn(receiver, selector, $0, UnsafeMutableRawPointer(bitPattern: ctx)) }
+    }
+}

@@ -76,6 +76,9 @@ extension MessageSend {
             case let .declared(handler, declared):
                 bytes = try frameMiss(raw, selector, cls: cls, returning: R.returnEncoding, known: Signature(raw: known),
                                       answered: (handler, declared), count: count, values: values, store: store)
+            case .forwardHandler:
+                bytes = try frameMiss(raw, selector, cls: cls, returning: R.returnEncoding, known: nil, answered: nil,
+                                      count: count, values: values, store: store)
             }
         } else {
             bytes = try frameMiss(raw, selector, cls: cls, returning: R.returnEncoding, known: nil, answered: nil,

@@ -22,6 +22,10 @@ struct CFrame: ForwardingFrame {
         return declared
     }
 
+    func forwardHandlerSignature(declared: Signature?, _ selector: Selector, cls: sf_class_t) -> Signature? {
+        declared
+    }
+
     func capture(_ signature: Signature, receiver: sf_id, _ selector: Selector, cls: sf_class_t) throws(RuntimeError) -> Invocation {
         let invocation = Invocation(signature: signature, target: ObjectRef(receiver), selector: selector)
         for i in 0..<signature.explicitArgumentCount {

@@ -9,6 +9,8 @@ extension Forwarding {
     enum TypedInvocationOutcome {
         case returned(UInt64, UInt64)
         case declared(handler: sf_method_t, Signature)
+        /// No `forwardInvocation:`, and a forward handler is installed: the frame path asks it.
+        case forwardHandler
     }
 
     /// Stages 3 and 4 for `sig`, the caller's own signature: the record is filled by `store`,
@@ -16,7 +18,11 @@ extension Forwarding {
     /// names) comes back as bits. The caller holds a depth level and a read section.
     static func typedInvocationStages(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: UnsafePointer<sf_signature>,
                                       count: Int, store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> TypedInvocationOutcome {
-        guard let handler = sf_lookup_method(cls, forwardInvocation.raw) else { throw try doesNotRecognize(raw, selector, cls) }
+        guard let handler = sf_lookup_method(cls, forwardInvocation.raw) else {
+            // The handler's stage is written once, in `invocationStages`, which the frame path runs.
+            if ForwardHandler.current != nil { return .forwardHandler }
+            throw try doesNotRecognize(raw, selector, cls)
+        }
         if let declared = try methodSignature(raw, selector, cls), declared.raw != sig {
             return .declared(handler: handler, declared)
         }

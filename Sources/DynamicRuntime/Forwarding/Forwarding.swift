@@ -6,6 +6,8 @@ import CShims
 /// 2. `forwardingTargetForSelector:` may name another object, which gets the same frame.
 /// 3. `methodSignatureForSelector:` (or the caller's own types) then `forwardInvocation:`
 ///    with an `Invocation`, whose return value becomes the caller's.
+/// 3½. Where no `forwardInvocation:` is defined, the process-wide forward handler
+///    (`RuntimeClass.setForwardHandler`) may answer the invocation.
 /// 4. `doesNotRecognizeSelector:` runs if defined; the caller gets a thrown error (Swift) or
 ///    SF_ERR_UNRECOGNIZED_SELECTOR (C). The process never traps.
 enum Forwarding {
@@ -49,13 +51,15 @@ enum Forwarding {
         return try invocationStages(raw, selector, cls: cls, frame: frame)
     }
 
-    /// Stages 3 and 4; typed sends, which run stages 1 and 2 with their own types, start here.
+    /// Stages 3 and 4, with the process-wide forward handler between them; typed sends, which
+    /// run stages 1 and 2 with their own types, start here.
     static func invocationStages<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
                                                          frame: Frame) throws(RuntimeError) -> Frame.Outcome {
         if let handler = sf_lookup_method(cls, forwardInvocation.raw) {
             return try invocationStage(raw, selector, cls: cls, frame: frame, handler: handler,
                                        declared: try methodSignature(raw, selector, cls))
         }
+        if let outcome = try forwardHandlerStage(raw, selector, cls: cls, frame: frame) { return outcome }
         throw try doesNotRecognize(raw, selector, cls)
     }
 

@@ -18,6 +18,10 @@ protocol ForwardingFrame {
     /// refuses one this frame cannot carry.
     func invocationSignature(declared: Signature?, _ selector: Selector, cls: sf_class_t) throws(RuntimeError) -> Signature
 
+    /// The forward handler's stage: the signature its invocation gets, or nil when this frame's
+    /// types are unknown (the handler is then not asked).
+    func forwardHandlerSignature(declared: Signature?, _ selector: Selector, cls: sf_class_t) throws(RuntimeError) -> Signature?
+
     /// Stage 3: an invocation holding this frame's arguments.
     func capture(_ signature: Signature, receiver: sf_id, _ selector: Selector, cls: sf_class_t) throws(RuntimeError) -> Invocation
 

@@ -55,6 +55,25 @@ extension RuntimeClass {
         try install(Forwarding.forwardInvocation, imp, sig, replacing: true)
     }
 
+    /// Installs the process-wide forward handler (objc4's `objc_setForwardHandler`), replacing
+    /// the previous one; nil restores the default, which declines.
+    ///
+    /// It is asked, for every class, about a message nothing else answered: no method, the
+    /// resolver and the forwarding target declined, and the receiver's class defines no
+    /// `forwardInvocation:` — before `doesNotRecognizeSelector:` runs. `body` gets the call as
+    /// an ``Invocation`` (its types: `methodSignatureForSelector:`'s, else a Swift caller's
+    /// own) and returns true after setting its return value or invoking it, which makes that
+    /// the send's result; false declines, and the sender gets
+    /// ``RuntimeError/doesNotRecognizeSelector(_:)``. An error it throws is the send's (wrapped
+    /// in ``RuntimeError/implementationFailed(_:)`` unless it is a `RuntimeError`). A C send
+    /// reaches it only when the class declares `methodSignatureForSelector:`.
+    ///
+    /// Safe to call while other threads send: a send uses the handler installed when it
+    /// reaches the stage. Sends that find their method never read it.
+    public static func setForwardHandler(_ body: (@Sendable (Invocation) throws -> Bool)?) {
+        ForwardHandler.set(body)
+    }
+
     /// Stage 4: observes unrecognized selectors (e.g. to log); the sender still gets the error.
     public func setDoesNotRecognizeSelector(_ body: @escaping @Sendable (ObjectRef, Selector) -> Void) throws(RuntimeError) {
         try replaceMethod(Forwarding.doesNotRecognize) { (recv: ObjectRef, sel: Selector) in

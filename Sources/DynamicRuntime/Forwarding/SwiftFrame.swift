@@ -36,6 +36,10 @@ struct SwiftFrame: ForwardingFrame {
         try checked(declared ?? signature, selector, cls: cls)
     }
 
+    func forwardHandlerSignature(declared: Signature?, _ selector: Selector, cls: sf_class_t) throws(RuntimeError) -> Signature? {
+        try invocationSignature(declared: declared, selector, cls: cls)
+    }
+
     func capture(_ signature: Signature, receiver: sf_id, _ selector: Selector, cls: sf_class_t) -> Invocation {
         Invocation.capture(signature: signature.storage, arguments: arguments)
     }

@@ -43,6 +43,8 @@ int cf_scenario_bulk_methods(const char *name);
 int cf_scenario_dispose(const char *name);
 /* class_registerAlias_np, objc_lookUpClass. */
 int cf_scenario_alias(const char *name);
+/* objc_setForwardHandler: arguments past the registers, each return kind, decline, restore. */
+int cf_scenario_forward_handler(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */
