@@ -98,6 +98,8 @@ extension TypeEncoding {
     func isCompatibleForFuzz(with other: TypeEncoding) -> Bool {
         switch (self, other) {
         case (.pointer, .pointer): return true
+        // An array argument is passed, and read back, as a pointer; a block as an object.
+        case (.array, .pointer), (.block, .object): return true
         case let (.structure(_, a), .structure(_, b)):
             return a.count == b.count && zip(a, b).allSatisfy { $0.isCompatibleForFuzz(with: $1) }
         default:

@@ -196,6 +196,7 @@ public enum SeededInputs {
         "{", "}", "=", "\"", "[", "]", "(", ")", "b", "D", "r", "n", "N", "o", "O", "R", "V", "-", "0", "8",
         "16", "24", "@?", "@\"", "@\"Name\"", "{P=dd}", "{P=", "{P}", "{=}", "^?", "^v", "^{P=dd}", "q@:", "v@:",
         "@@:", "{S={T=cq}^v}", "\"x\"", "é", "\u{0}", "\u{FFFD}", " ", "[4i]", "(U=ic)", "b3",
+        "[16@]", "[0i]", "[2[3{P=dd}]]", "[x@]", "[16", "[4]", "{A=[2@?]q}", "@?@:@?",
     ]
 
     /// `count` inputs for `target` from `seed`: mostly built from the target's grammar, some

@@ -373,7 +373,7 @@ int fx_scenario_bad_inputs(const char *name) {
     static const struct { const char *types; const char *offset; } bad[] = {
         {"", "offset 0"}, {"q", "offset 1"}, {"q@", "offset 2"}, {"qq:", "offset 1"}, {"{Point}@:", "offset 0"},
         {"{P=dd", "offset 0"}, {"[4i]@:", "offset 0"}, {"(u=i)@:", "offset 0"}, {"b3@:", "offset 0"},
-        {"@?@:", "offset 0"}, {"x@:", "offset 0"}, {"^", "offset 0"}, {"v@:^", "offset 3"},
+        {"@?", "offset 2"}, {"v@:[x@]", "offset 4"}, {"x@:", "offset 0"}, {"^", "offset 0"}, {"v@:^", "offset 3"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         CHECK(sf_class_addMethod(cls, sel, IMP(one), bad[i].types) == SF_ERR_BAD_ENCODING);

@@ -95,4 +95,9 @@ final class ConformanceCTests: XCTestCase {
     /// forwarding IMP reach the handler with every argument, its answer is the result;
     /// declining and NULL leave SF_ERR_UNRECOGNIZED_SELECTOR.
     func testForwardHandlerFromC() { run(cf_scenario_forward_handler) }
+
+    /// Blocks and C arrays in encodings from C: ivars at the offsets the C compiler gives the
+    /// same members, an array argument passed as a pointer, object slots and blocks held
+    /// strongly, malformed arrays refused naming the encoding.
+    func testBlockAndArrayEncodingsFromC() { run(cf_scenario_block_array_encodings) }
 }

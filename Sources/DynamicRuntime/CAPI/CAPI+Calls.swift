@@ -63,7 +63,7 @@ import CShims
         let c = try CCall.find(call).pointee
         guard let value = try CAPIValues.returnBuffer(value, c.signature, size, className: c.className, selector: c.selector.name) else { return }
         // Object returns are +1: the storage owns what it holds.
-        let isObject = c.signature.returnType == .object
+        let isObject = c.signature.returnType.isRetainedObject
         let old = isObject ? c.returnStorage.load(as: sf_id?.self) : nil
         c.returnStorage.copyMemory(from: value, byteCount: size)
         if isObject {

@@ -39,7 +39,7 @@ package enum CInvocations {
             copy.storage.argumentPointer(i).copyMemory(from: s.argumentPointer(i), byteCount: sizes[i])
         }
         copy.storage.returnPointer.copyMemory(from: s.returnPointer, byteCount: s.header.signature.returnSize)
-        if s.header.signature.returnType == .object, let o = copy.storage.returnPointer.load(as: sf_id?.self) {
+        if s.header.signature.returnType.isRetainedObject, let o = copy.storage.returnPointer.load(as: sf_id?.self) {
             sf_retain_inline(o)
             copy.storage.header.ownsReturnObject = true
         }
@@ -127,7 +127,7 @@ package enum CInvocations {
         guard let value = try CAPIValues.returnBuffer(value, i.signature, size, className: i.className, selector: i.selector.name) else { return }
         i.storage.clearReturn()
         i.storage.returnPointer.copyMemory(from: value, byteCount: size)
-        if i.signature.returnType == .object, let o = i.storage.returnPointer.load(as: sf_id?.self) {
+        if i.signature.returnType.isRetainedObject, let o = i.storage.returnPointer.load(as: sf_id?.self) {
             sf_retain_inline(o)
             i.storage.header.ownsReturnObject = true
         }

@@ -138,12 +138,13 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         case .longDouble: return .structure(.longDouble, Array(UnsafeRawBufferPointer(start: p, count: 16)))
         #endif
         case .cString: return .cString(CString(copying: p.load(as: UnsafePointer<CChar>?.self)))
-        case .object:
+        case .object, .block:
             let raw = p.load(as: sf_id?.self)
             return .object(raw.map { isReturn ? Object(adopting: $0) : Object(retaining: $0) })
         case .classObject: return .classObject(ClassRef(raw: p.load(as: sf_class_t?.self)))
         case .selector: return .selector(p.load(as: sf_sel?.self).map(Selector.init(raw:)))
-        case .pointer: return .pointer(p.load(as: UnsafeRawPointer?.self))
+        // An array argument arrives as a pointer to its first element.
+        case .pointer, .array: return .pointer(p.load(as: UnsafeRawPointer?.self))
         case .structure:
             let size = (try? Signature("v@:" + type.encoding)).map { Int(sf_ffi_type_size($0.raw.pointee.arg_types[2]!)) } ?? 0
             return .structure(type, Array(UnsafeRawBufferPointer(start: p, count: size)))

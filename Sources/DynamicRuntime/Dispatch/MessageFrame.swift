@@ -156,7 +156,7 @@ struct CallFrameAccess<Frame: MessageFrame> {
     func returnValue<T: MessageReturn>() throws(RuntimeError) -> T {
         try checkReturn(T.returnEncoding, "read")
         let ret = frame._returnSlot
-        if frame.signature.returnType == .object, let o = ret.load(as: sf_id?.self) { sf_retain_inline(o) }
+        if frame.signature.returnType.isRetainedObject, let o = ret.load(as: sf_id?.self) { sf_retain_inline(o) }
         return T(returnStorage: ret)
     }
 

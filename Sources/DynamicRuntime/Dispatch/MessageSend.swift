@@ -198,7 +198,7 @@ enum MessageSend {
             }
             if R.returnEncoding == .void, sig.returnType != .void {
                 // The caller discards a value it did not ask for: drop an owned object.
-                if sig.returnType == .object, let o = ret.load(as: sf_id?.self) { sf_release_inline(o) }
+                if sig.returnType.isRetainedObject, let o = ret.load(as: sf_id?.self) { sf_release_inline(o) }
             }
             return R(returnStorage: ret)
         }

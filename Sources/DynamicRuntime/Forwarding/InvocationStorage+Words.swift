@@ -19,7 +19,7 @@ extension InvocationStorage {
             guard sig.argumentOffsets[i] == offset else { return (0, 0) }
             offset += size
             plan |= UInt64(size) << UInt64(4 * i)
-            if i >= 2, sig.argumentTypes[i] == .object { objects |= 1 << UInt64(i) }
+            if i >= 2, sig.argumentTypes[i].isRetainedObject { objects |= 1 << UInt64(i) }
         }
         return (plan, objects)
     }

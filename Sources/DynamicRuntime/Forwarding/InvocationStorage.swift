@@ -139,7 +139,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             return
         }
         switch type {
-        case .object:
+        case .object, .block:
             let old = p.load(as: sf_id?.self)
             write(p)
             p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self)

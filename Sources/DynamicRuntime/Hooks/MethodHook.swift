@@ -75,7 +75,7 @@ final class MethodHook: @unchecked Sendable {
         originalBox = PublishedIMP(inherited ? nil : original)
         isHidden = cls.isHidden
         returnSize = signature.storage.returnSize
-        returnsObject = signature.returnType == .object
+        returnsObject = signature.returnType.isRetainedObject
         let trampolines = sf_tramp_enabled() != 0
         directLayout = trampolines ? signature.storage.layout : nil
         entry = trampolines ? HookEntryKind.choose(for: signature.storage.layout) : .libffi

@@ -26,7 +26,7 @@ extension MessageReceiver {
             .invalidArgument(.init(className: runtimeClass?.visibleName, ivar: ivar.name, expected: "an object (read an ivar that may be nil as an optional)", actual: "nil"))
         }
         guard ivar.isWeak else {
-            if !T.acceptsNull, case .object = ivar.type, p.load(as: UInt.self) == 0 { throw refuseNil() }
+            if !T.acceptsNull, ivar.type.isRetainedObject, p.load(as: UInt.self) == 0 { throw refuseNil() }
             return T(argumentStorage: p)
         }
         var loaded = WeakTable.shared.loadRetained(p.assumingMemoryBound(to: sf_id?.self))
@@ -46,7 +46,7 @@ extension MessageReceiver {
             withUnsafeMutableBytes(of: &new) { value.storeArgument(to: $0.baseAddress!) }
             if let new, sf_object_isTagged(new) { throw .taggedWeak(new, "store it in a weak ivar", ivar: ivar.name) }
             WeakTable.shared.store(p.assumingMemoryBound(to: sf_id?.self), new)
-        } else if case .object = ivar.type {
+        } else if ivar.type.isRetainedObject {
             let old = p.load(as: sf_id?.self)
             value.storeArgument(to: p)
             if let new = p.load(as: sf_id?.self) { sf_retain_inline(new) }

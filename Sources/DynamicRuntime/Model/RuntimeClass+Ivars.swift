@@ -49,8 +49,8 @@ extension RuntimeClass {
             instanceAlignment = max(instanceAlignment, align)
             if weak {
                 weakIvarOffsets.append(offset)
-            } else if case .object = type {
-                objectIvarOffsets.append(offset)
+            } else {
+                objectIvarOffsets += type.strongObjectOffsets.map { offset + $0 }
             }
             return ivar
         }

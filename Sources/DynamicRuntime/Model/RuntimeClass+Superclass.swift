@@ -92,7 +92,7 @@ extension RuntimeClass {
         sf_class_set_super(meta.raw, new.metaclass.raw)
         // Strong and weak ivar offsets are inherited: recompute them down the tree.
         for k in subtreeNolock() {
-            let own = k.ivarList.filter { if case .object = $0.type { !$0.isWeak } else { false } }.map(\.offset)
+            let own = k.ivarList.filter { !$0.isWeak }.flatMap { ivar in ivar.type.strongObjectOffsets.map { ivar.offset + $0 } }
             k.objectIvarOffsets = (k.superclass?.objectIvarOffsets ?? []) + own
             k.weakIvarOffsets = (k.superclass?.weakIvarOffsets ?? []) + k.ivarList.filter(\.isWeak).map(\.offset)
         }

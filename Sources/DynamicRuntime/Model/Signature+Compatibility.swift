@@ -10,6 +10,6 @@ extension Signature {
         if storage === other.storage || (key != 0 && key == other.storage.raw.pointee.key) { return true }
         return argumentTypes.count == other.argumentTypes.count
             && returnType.isCompatible(with: other.returnType)
-            && zip(argumentTypes.dropFirst(2), other.argumentTypes.dropFirst(2)).allSatisfy { $0.isCompatible(with: $1) }
+            && zip(argumentTypes.dropFirst(2), other.argumentTypes.dropFirst(2)).allSatisfy { $0.passedType.isCompatible(with: $1.passedType) }
     }
 }

@@ -60,10 +60,10 @@ final class SignatureStorage: @unchecked Sendable {
         for (i, t) in ffiArguments.enumerated() { argv[i] = t }
         argumentOffsets = offsets
         argumentSizes = sizes
-        objectArguments = argumentTypes.indices.dropFirst(2).filter { argumentTypes[$0] == .object }
+        objectArguments = argumentTypes.indices.dropFirst(2).filter { argumentTypes[$0].isRetainedObject }
         cStringArguments = argumentTypes.indices.dropFirst(2).filter { argumentTypes[$0] == .cString }
         returnSize = max(Int(sf_ffi_type_size(ffiReturn)), MemoryLayout<UInt64>.size)
-        returnsObject = returnType == .object
+        returnsObject = returnType.isRetainedObject
         returnsVoid = returnType == .void
         switch returnType {
         case .void: returnValueBytes = 0

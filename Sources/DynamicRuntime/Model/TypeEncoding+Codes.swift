@@ -36,7 +36,7 @@ extension TypeEncoding {
         case .classObject: UInt8(ascii: "#")
         case .selector: UInt8(ascii: ":")
         case .pointer: UInt8(ascii: "^")
-        case .structure: nil
+        case .structure, .block, .array: nil
         }
     }
 
@@ -63,6 +63,9 @@ extension TypeEncoding {
         case .selector: 16
         case .pointer: TypeEncoding.pointerKeyCode
         case .longDouble: 18
+        // A block is an object pointer; an array argument is a pointer (see `.array`).
+        case .block: 14
+        case .array: TypeEncoding.pointerKeyCode
         case .structure: 0
         }
     }
@@ -71,7 +74,7 @@ extension TypeEncoding {
     /// type one code, structs none).
     @inlinable var isExactInKey: Bool {
         switch self {
-        case .long, .unsignedLong, .pointer, .structure: false
+        case .long, .unsignedLong, .pointer, .structure, .block, .array: false
         default: true
         }
     }

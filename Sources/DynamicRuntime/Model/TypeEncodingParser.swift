@@ -3,7 +3,8 @@ import CShims
 /// Parses encodings such as `"q@:qq"` or `"{Point=dd}@:{Point=dd}d"`.
 ///
 /// Accepts the forms Objective-C compilers emit: stack offsets after each type (`q24@0:8`),
-/// type qualifiers (`r`, `n`, `N`, `o`, `O`, `R`, `V`) and quoted class names (`@"Name"`).
+/// type qualifiers (`r`, `n`, `N`, `o`, `O`, `R`, `V`), quoted class names (`@"Name"`),
+/// blocks (`@?`) and C arrays (`[4i]`, `[2[3{P=dd}]]`).
 struct TypeEncodingParser {
     let text: String
     let bytes: [UInt8]
@@ -40,6 +41,7 @@ struct TypeEncodingParser {
     mutating func parseSignature() throws(RuntimeError) -> (TypeEncoding, [TypeEncoding]) {
         guard !bytes.isEmpty else { throw fail("empty encoding; expected a return type") }
         let ret = try parseType(allowVoid: true)
+        if case .array = ret { throw fail("a C array cannot be returned; return a pointer ('^')", at: 0) }
         skipOffset()
         var args: [TypeEncoding] = []
         while !atEnd {
@@ -84,7 +86,8 @@ struct TypeEncodingParser {
             return .void
         case UInt8(ascii: "@"):
             if !atEnd, bytes[index] == UInt8(ascii: "?") {
-                throw fail("blocks ('@?') are not supported; pass a C function pointer ('^?')", at: start)
+                index += 1
+                return .block
             }
             if !atEnd, bytes[index] == UInt8(ascii: "\"") {
                 index += 1
@@ -109,7 +112,7 @@ struct TypeEncodingParser {
         case UInt8(ascii: "{"):
             return try parseStruct(start: start, depth: depth)
         case UInt8(ascii: "["):
-            throw fail("C arrays are not supported by value; pass a pointer ('^')", at: start)
+            return try parseArray(start: start, depth: depth)
         case UInt8(ascii: "("):
             throw fail("unions are not supported by value; pass a pointer ('^')", at: start)
         case UInt8(ascii: "b"):
@@ -120,6 +123,30 @@ struct TypeEncodingParser {
             if let scalar = TypeEncoding.scalar(for: c) { return scalar }
             throw fail("unknown type code", at: start)
         }
+    }
+
+    /// `[Ntype]` after its `[`: a decimal count (0 allowed, as objc4 does: a zero-length
+    /// array), one element type, `]`.
+    mutating func parseArray(start: Int, depth: Int) throws(RuntimeError) -> TypeEncoding {
+        var count = 0
+        let digits = index
+        while !atEnd, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") {
+            count = count * 10 + Int(bytes[index] - UInt8(ascii: "0"))
+            guard count <= TypeEncoding.maximumArrayCount else {
+                throw fail("array of more than \(TypeEncoding.maximumArrayCount) elements", at: start)
+            }
+            index += 1
+        }
+        guard index > digits else { throw fail("'[' needs an element count, e.g. '[4i]'") }
+        guard !atEnd, bytes[index] != UInt8(ascii: "]") else {
+            throw fail("array needs an element type after its count", at: atEnd ? start : nil)
+        }
+        let element = try parseType(allowVoid: false, depth: depth + 1)
+        guard !atEnd, bytes[index] == UInt8(ascii: "]") else {
+            throw fail("unterminated array; expected ']' after one element type", at: atEnd ? start : nil)
+        }
+        index += 1
+        return .array(count: count, element: element)
     }
 
     mutating func parseStruct(start: Int, depth: Int, opaqueAllowed: Bool = false) throws(RuntimeError) -> TypeEncoding {

@@ -45,6 +45,8 @@ int cf_scenario_dispose(const char *name);
 int cf_scenario_alias(const char *name);
 /* objc_setForwardHandler: arguments past the registers, each return kind, decline, restore. */
 int cf_scenario_forward_handler(const char *name);
+/* `@?` and `[N type]`: ivar offsets as the C compiler's, array arguments, strong slots, refusals. */
+int cf_scenario_block_array_encodings(const char *name);
 
 /* Heap bytes per method added to `classes` new classes, `methods` each (selectors interned
  * beforehand); with `send_each`, every method is also sent once (filling the caches). */
