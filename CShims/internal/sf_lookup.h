@@ -73,10 +73,15 @@ void sf_install_root_dealloc(sf_imp imp, sf_sel sel);
 void *sf_dealloc_current(void);
 void sf_dealloc_set_current(void *obj);
 
-/* A small object's class comes from its tag: one sign test, not taken for an ordinary object. */
+/* A small object's class comes from its tag's slot, an allocated object's from its isa word:
+ * the address of the word to load is selected without a branch (a conditional move), so both
+ * kinds take the same one load and neither pays a taken branch. */
 static inline sf_class_t sf_object_isa(sf_id obj) {
-    if (__builtin_expect(sf_is_tagged(obj), 0)) return sf_tagged_class(obj);
-    return atomic_load_explicit(&obj->isa, memory_order_acquire);
+    struct sf_class *_Atomic *word = &obj->isa;
+    struct sf_class *_Atomic *slot = &sf_small_classes[(uintptr_t)obj >> SF_TAGGED_TAG_SHIFT];
+    __asm__("" : "+r"(slot));  /* keeps the selection a cmov, not a branch */
+    word = sf_is_tagged(obj) ? slot : word;
+    return atomic_load_explicit(word, memory_order_acquire);
 }
 
 /* Cached for a selector no class in the chain implements: the miss goes straight to
