@@ -43,7 +43,7 @@ extension RuntimeClass {
             guard offset + size <= RuntimeClass.maximumInstanceSize else {
                 throw .invalidArgument(.init(className: self.name, ivar: name, expected: "instances of at most \(RuntimeClass.maximumInstanceSize) bytes", actual: "\(offset + size) bytes"))
             }
-            let ivar = Ivar(name: name, type: type, offset: offset, size: size, isWeak: weak)
+            let ivar = Ivar(name: name, type: type.interned, offset: offset, size: size, isWeak: weak)
             ivarList.append(ivar)
             sf_class_set_instance_size(raw, offset + size)
             instanceAlignment = max(instanceAlignment, align)

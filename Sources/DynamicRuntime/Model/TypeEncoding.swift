@@ -66,6 +66,22 @@ public indirect enum TypeEncoding: Hashable, Sendable, CustomStringConvertible {
     /// instance anyway; see `RuntimeClass.maximumInstanceSize`).
     static let maximumArrayCount = 1 << 30
 
+    /// The same type with its payload boxes made by the parser, for tables that live as long
+    /// as the process (a class's ivars). Swift keeps an indirect case's box behind a pointer
+    /// whose spare bits carry the case; LeakSanitizer cannot follow it, and the parser's
+    /// allocations are the ones its suppressions name. A type the parser would read otherwise
+    /// is kept as given.
+    var interned: TypeEncoding {
+        switch self {
+        case .pointer, .structure, .array:
+            var parser = TypeEncodingParser(encoding)
+            if let parsed = try? parser.parseSingleType(), parsed == self { return parsed }
+            return self
+        default:
+            return self
+        }
+    }
+
     /// The type as a method argument carries it: an array is a pointer to its first element.
     var passedType: TypeEncoding {
         if case let .array(_, element) = self { return .pointer(element) }
