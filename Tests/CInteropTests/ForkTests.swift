@@ -188,4 +188,27 @@ final class ForkTests: XCTestCase {
             return try cls.createInstance().send("twice:", 4) as Int == 8
         }
     }
+    func testTheInitializeMonitorHeldAtForkIsFreeInTheChild() throws {
+        nonisolated(unsafe) let m = ClassInitialization.mutex
+        nonisolated(unsafe) var made = 0
+        forkWhileHeld("the +initialize monitor", hold: { pthread_mutex_lock(m) }, release: { pthread_mutex_unlock(m) }) {
+            // A fresh class each time (the parent's own run first): its first send initializes it.
+            made += 1
+            let cls = try RuntimeClass(name: "Fork.Initialize.\(getpid()).\(made)")
+            nonisolated(unsafe) var initialized = 0
+            try cls.metaclass.addMethod("initialize") { (_: ObjectRef) in initialized += 1 }
+            try cls.addMethod("twice:") { (_: ObjectRef, x: Int) -> Int in 2 * x }
+            return try cls.createInstance().send("twice:", 5) as Int == 10 && initialized == 1
+        }
+    }
+
+    func testTheForwardHandlerLockHeldAtForkIsFreeInTheChild() throws {
+        let lock = ForwardHandler.installed
+        forkWhileHeld("the forward handler's lock", hold: { lock.lock() }, release: { lock.unlock() }) {
+            let cls = try RuntimeClass(name: "Fork.ForwardHandler.\(getpid())")
+            ForwardHandler.set { _ in false }
+            defer { ForwardHandler.set(nil) }
+            return ForwardHandler.current != nil && (try? cls.createInstance().send("missing", as: Void.self)) == nil
+        }
+    }
 }

@@ -9,14 +9,19 @@ enum ForwardHandler {
     /// return value is the send's result), false to decline.
     typealias Body = @Sendable (Invocation) throws -> Bool
 
-    private final class Box: Sendable {
+    final class Box: Sendable {
         let body: Body
         init(_ body: @escaping Body) { self.body = body }
     }
 
     // A lock, not an atomic pointer: the reader must retain the box before another thread's
-    // swap releases it, and this path is taken only by sends that are about to fail.
-    private static let installed = Locked<Box?>(nil)
+    // swap releases it, and this path is taken only by sends that are about to fail. A leaf,
+    // so the fork handlers take it.
+    static let installed: Locked<Box?> = {
+        let lock = Locked<Box?>(nil)
+        ForkSafety.register(lock)
+        return lock
+    }()
 
     /// Installs `body` for every class (nil: the default, which declines).
     static func set(_ body: Body?) {

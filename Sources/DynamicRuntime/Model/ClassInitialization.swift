@@ -31,6 +31,17 @@ enum ClassInitialization {
         pthread_cond_init(c, nil)
         return c
     }()
+
+    /// The fork handlers: the monitor is a leaf (nothing is locked under it), taken last. The
+    /// child's condition variable is made anew: waiters on it were threads the child has not.
+    /// A class whose `+initialize` another thread was running stays `running` in the child, and
+    /// a send to it there waits for ever, as in objc4.
+    static func atforkPrepare() { pthread_mutex_lock(mutex) }
+    static func atforkParent() { pthread_mutex_unlock(mutex) }
+    static func atforkChild() {
+        pthread_cond_init(changed, nil)
+        pthread_mutex_unlock(mutex)
+    }
 }
 
 extension RuntimeClass {

@@ -5,7 +5,7 @@ import Glibc
 /// runtime lock another thread held would stay locked in it forever. The handlers take every
 /// process-wide runtime lock before fork, outermost first (the runtime lock is held while the
 /// tables' locks are taken, never the other way round; the C leaf locks last: side tables,
-/// trampoline slots, method entries, RCU readers), and release them in both processes; the
+/// trampoline slots, method entries, RCU readers; then the `+initialize` monitor), and release them in both processes; the
 /// child also forgets the other threads' read-side sections.
 ///
 /// Locks made later (the C API's handle tables) register themselves; they are leaves, taken
@@ -46,9 +46,11 @@ enum ForkSafety {
         sf_tramp_atfork_prepare()
         sf_rcu_atfork_prepare()
         sf_method_pool_atfork_prepare()
+        ClassInitialization.atforkPrepare()
     }
 
     static func parent() {
+        ClassInitialization.atforkParent()
         sf_method_pool_atfork_release()
         sf_rcu_atfork_parent()
         sf_tramp_atfork_release()
@@ -59,6 +61,7 @@ enum ForkSafety {
     }
 
     private static func child() {
+        ClassInitialization.atforkChild()
         sf_method_pool_atfork_release()
         sf_rcu_atfork_child()
         sf_tramp_atfork_release()
