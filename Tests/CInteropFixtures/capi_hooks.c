@@ -1,5 +1,5 @@
 // Hooks, calls and C-function methods through the C API.
-#include "CAPIScenarios.h"
+#include "CInteropFixtures.h"
 #include "capi_check.h"
 #include <stdatomic.h>
 
@@ -200,6 +200,53 @@ int fx_capi_object_hooks(const char *name) {
     return 0;
 }
 
+static sf_status failing_body(sf_call_t call, void *context) {
+    (void)call; (void)context;
+    return SF_ERR_INVALID_ARGUMENT;
+}
+
+/* A failed call through an IMP pointer leaves its error with C (sf_last_error) only: a hooked
+ * method called through its pointer afterwards runs and returns as if nothing had failed, for
+ * an original of each kind (a plain C function, a C-function method) and each register entry. */
+int fx_capi_hook_after_failed_direct_call(const char *name) {
+    long total = 0;
+    struct trace t = { .n = 0 };
+    sf_class_t cls = sf_allocateClassPair(NULL, name);
+    CHECK(sf_class_addMethod(cls, SEL("sum:with:"), (sf_imp)fx_add, "q@:qq") == SF_OK);
+    CHECK(sf_class_addMethod(cls, SEL("scale:by:"), (sf_imp)fx_scale, "d@:dd") == SF_OK);
+    CHECK(sf_class_addMethodWithFunction(cls, SEL("add:"), "q@:q", add_fn, &total, NULL) == SF_OK);
+    CHECK(sf_class_addMethodWithFunction(cls, SEL("fail:"), "q@:q", failing_body, NULL, NULL) == SF_OK);
+    sf_registerClassPair(cls);
+    sf_id obj = sf_class_createInstance(cls);
+    sf_hook_token hooks[3] = {
+        sf_class_hookMethod(cls, SEL("sum:with:"), SF_HOOK_BEFORE, NULL, before_fn, &t),
+        sf_class_hookMethod(cls, SEL("scale:by:"), SF_HOOK_BEFORE, NULL, before_fn, &t),
+        sf_class_hookMethod(cls, SEL("add:"), SF_HOOK_BEFORE, NULL, before_fn, &t),
+    };
+    CHECK(hooks[0] && hooks[1] && hooks[2]);
+    long (*fail)(sf_id, sf_sel, long) = (long (*)(sf_id, sf_sel, long))sf_msg_lookup(obj, SEL("fail:"));
+    long (*sum)(sf_id, sf_sel, long, long) = (long (*)(sf_id, sf_sel, long, long))sf_msg_lookup(obj, SEL("sum:with:"));
+    double (*scale)(sf_id, sf_sel, double, double) = (double (*)(sf_id, sf_sel, double, double))sf_msg_lookup(obj, SEL("scale:by:"));
+    long (*add)(sf_id, sf_sel, long) = (long (*)(sf_id, sf_sel, long))sf_msg_lookup(obj, SEL("add:"));
+    CHECK(fail && sum && scale && add);
+
+    CHECK(fail(obj, SEL("fail:"), 1) == 0 && sf_last_error() == SF_ERR_FORWARDING);
+    CHECK(sum(obj, SEL("sum:with:"), 2, 3) == 5 && strcmp(t.log, "b") == 0);
+    CHECK(fail(obj, SEL("fail:"), 1) == 0 && sf_last_error() == SF_ERR_FORWARDING);
+    CHECK(scale(obj, SEL("scale:by:"), 1.5, 2) == 3.0 && strcmp(t.log, "bb") == 0);
+    CHECK(fail(obj, SEL("fail:"), 1) == 0 && sf_last_error() == SF_ERR_FORWARDING);
+    CHECK(add(obj, SEL("add:"), 4) == 4 && total == 4 && strcmp(t.log, "bbb") == 0);
+    /* A send after it all starts clean too. */
+    sf_status st;
+    CHECK(fail(obj, SEL("fail:"), 1) == 0 && sf_last_error() == SF_ERR_FORWARDING);
+    CHECK(fx_capi_send_long(obj, "add:", 1, &st) == 5 && st == SF_OK && strcmp(t.log, "bbbb") == 0);
+
+    for (int i = 0; i < 3; i++) CHECK(sf_hook_remove(hooks[i]) == SF_OK);
+    sf_release(obj);
+    CHECK(sf_disposeClassPair(cls) == SF_OK);
+    return 0;
+}
+
 /* ---- C-function methods ---- */
 
 static sf_status proceeding_body(sf_call_t call, void *context) {
@@ -207,11 +254,6 @@ static sf_status proceeding_body(sf_call_t call, void *context) {
     if (sf_call_proceed(call) != SF_ERR_INVALID_ARGUMENT) *bad = __LINE__;   /* not a hook */
     if (!contains(sf_last_error_message(), "nothing to proceed to")) *bad = __LINE__;
     return SF_OK;
-}
-
-static sf_status failing_body(sf_call_t call, void *context) {
-    (void)call; (void)context;
-    return SF_ERR_INVALID_ARGUMENT;
 }
 
 int fx_capi_function_methods(const char *name) {

@@ -25,6 +25,9 @@ final class CAPIScenarioTests: XCTestCase {
     func testHooks() { run(fx_capi_hooks) }
     func testHookBadInput() { run(fx_capi_hook_bad_input) }
     func testObjectHooks() { run(fx_capi_object_hooks) }
+    /// The error of a failed call through an IMP pointer stays that call's: a hooked method
+    /// called through its pointer next runs its hooks and original and returns their answer.
+    func testHookedCallThroughAPointerAfterAFailedOne() { run(fx_capi_hook_after_failed_direct_call) }
     func testInvocations() { run(fx_capi_invocations) }
     func testInvocationBadInput() { run(fx_capi_invocation_bad_input) }
     func testForwardingHandlers() { run(fx_capi_forwarding) }

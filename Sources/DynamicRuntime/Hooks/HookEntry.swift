@@ -69,6 +69,7 @@ extension MethodHook {
     /// return register's word: the register entries' body.
     @inline(__always)
     func runWords(_ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) throws(RuntimeError) -> UInt64 {
+        Runtime.discardStalePending()  // as `run`: a direct call starts clean
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         let (r, failure) = MethodHook.runWordCall(Unmanaged.passUnretained(self), a0, a1, a2, a3, a4)

@@ -9,6 +9,9 @@ extension MethodHook {
     /// of a hidden per-object class runs its chain merged with the class's hook, if any.
     @inline(__always)
     func run(_ ret: UnsafeMutableRawPointer, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
+        // A call through the IMP pointer starts clean, as a send does: the original's error
+        // is read from the pending slot, so one left by an earlier direct call must not count.
+        Runtime.discardStalePending()
         sf_rcu_enter()
         defer { sf_rcu_exit() }
         try runInSection(ret, args)

@@ -19,6 +19,8 @@ int fx_capi_released_contexts(void);
 int fx_capi_hooks(const char *name);
 int fx_capi_hook_bad_input(const char *name);
 int fx_capi_object_hooks(const char *name);
+/* Hooked methods called through their IMP after a failed call through another IMP. */
+int fx_capi_hook_after_failed_direct_call(const char *name);
 int fx_capi_invocations(const char *name);
 int fx_capi_invocation_bad_input(const char *name);
 int fx_capi_forwarding(const char *name);
