@@ -53,6 +53,36 @@ final class ConformanceCTests: XCTestCase {
     /// swizzling to it and back, and the refusals.
     func testDuplicateClass() { run(cf_scenario_duplicate_class) }
 
+    // Hooks living with class swapping from C (conformance_class_swap.c): the object's class, the
+    // IMP its sends reach and the method tables are exact after each step.
+
+    /// Hooked, swapped to a KVO subclass (the hooks move with it and run around the override),
+    /// hooks removed (the subclass stays), class restored.
+    func testHookedObjectSwappedToKVOSubclassThenHooksRemovedFirstFromC() { run(cf_scenario_class_swap_hooked_then_hooks_removed) }
+
+    /// Hooked, swapped, class restored first (the hooks stay and the KVO class can go), hooks removed.
+    func testHookedObjectSwappedToKVOSubclassThenClassRestoredFirstFromC() { run(cf_scenario_class_swap_hooked_then_class_restored) }
+
+    /// Hooked, swapped to an sf_duplicateClass copy and back, hooks removed on the copy one by one.
+    func testHookedObjectSwappedToADuplicateAndBackFromC() { run(cf_scenario_class_swap_duplicate) }
+
+    /// A swap to a class lacking the hooked method, or with other types, is
+    /// SF_ERR_INCOMPATIBLE_CLASS naming both classes and the selector; nothing changes.
+    func testSwapToAClassWithoutTheHookedMethodIsRefusedFromC() { run(cf_scenario_class_swap_refused) }
+
+    /// Swapped first, hooked after; hooks removed first, then the class restored.
+    func testSwappedObjectHookedThenHooksRemovedFirstFromC() { run(cf_scenario_class_swap_swapped_then_hooks_removed) }
+
+    /// Swapped first, hooked after; class restored first, then the hooks removed.
+    func testSwappedObjectHookedThenClassRestoredFirstFromC() { run(cf_scenario_class_swap_swapped_then_class_restored) }
+
+    /// Class hooks on the original run through the override's super call for a swapped object,
+    /// in order with the object's own hooks; removing them restores the original IMP.
+    func testClassHooksOnTheOriginalRunForASwappedObjectFromC() { run(cf_scenario_class_swap_class_hooks) }
+
+    /// A class hook removed while the object is swapped stops running, and the class comes back.
+    func testClassHooksRemovedWhileTheObjectIsSwappedFromC() { run(cf_scenario_class_swap_class_hooks_removed) }
+
     /// Weak references from C (objc4 test/arr-weak.m, test/weakcopy.m): store re-points in
     /// place, copy and move, a store from dealloc, weak ivars and their layouts.
     func testWeakReferences() { run(cf_scenario_weak) }

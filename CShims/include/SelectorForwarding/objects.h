@@ -29,8 +29,10 @@ sf_class_t sf_object_getClass(sf_id obj);
 /*
  * isa swizzling, like object_setClass: returns the previous class, or NULL with
  * SF_ERR_INCOMPATIBLE_CLASS when `cls` does not fit the object's allocation or alignment,
- * keeps strong object ivars at other offsets, or the object has per-object hooks or is being
- * deallocated (SF_ERR_INVALID_ARGUMENT for NULL, a class object or a metaclass).
+ * keeps strong object ivars at other offsets, lacks a method the object has hooks of its own
+ * on (or has it with other types), or the object is being deallocated
+ * (SF_ERR_INVALID_ARGUMENT for NULL, a class object or a metaclass). The object's own hooks
+ * move with it: they keep running, and removing the last one leaves `cls` installed.
  */
 sf_class_t sf_object_setClass(sf_id obj, sf_class_t cls);
 

@@ -26,6 +26,16 @@ int cf_scenario_protocols(const char *name);
 int cf_scenario_runtime_api(const char *name);
 /* objc_duplicateClass and isa swizzling between the original and the copy. */
 int cf_scenario_duplicate_class(const char *name);
+/* Per-object and class hooks living with sf_object_setClass to a KVO-style subclass or an
+ * sf_duplicateClass copy, in either order (conformance_class_swap.c). */
+int cf_scenario_class_swap_hooked_then_hooks_removed(const char *name);
+int cf_scenario_class_swap_hooked_then_class_restored(const char *name);
+int cf_scenario_class_swap_duplicate(const char *name);
+int cf_scenario_class_swap_refused(const char *name);
+int cf_scenario_class_swap_swapped_then_hooks_removed(const char *name);
+int cf_scenario_class_swap_swapped_then_class_restored(const char *name);
+int cf_scenario_class_swap_class_hooks(const char *name);
+int cf_scenario_class_swap_class_hooks_removed(const char *name);
 /* objc_storeWeak, objc_copyWeak, objc_moveWeak, weak ivars and ivar layouts. */
 int cf_scenario_weak(const char *name);
 /* +initialize and an overridden dealloc from C (conformance_lifecycle.c). */
