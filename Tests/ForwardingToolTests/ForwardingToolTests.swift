@@ -107,7 +107,7 @@ final class ForwardingToolTests: XCTestCase {
         XCTAssertTrue(format.stderr.contains("text, json, csv"), format.stderr)
         let part = try forwarding(["demo", "--part", "everything"])
         XCTAssertEqual(part.status, 64)
-        XCTAssertTrue(part.stderr.contains("all, runtime, forwarding, hooks, throttle"), part.stderr)
+        XCTAssertTrue(part.stderr.contains("all, runtime, lifecycle, forwarding, hooks, throttle"), part.stderr)
         let anchors = try forwarding(["bench", "--anchors", scratchFile("missing.txt")])
         XCTAssertEqual(anchors.status, 1)
         XCTAssertTrue(anchors.stderr.contains("cannot read"), anchors.stderr)
@@ -125,6 +125,41 @@ final class ForwardingToolTests: XCTestCase {
                                "stray line '\(line)' in \(command)")
             }
         }
+    }
+
+    /// +initialize runs superclass first, then the superclass's again for a subclass without its
+    /// own, once per class; the overridden dealloc releases what it owns before [super dealloc].
+    func testDemoLifecyclePartShowsInitializeOrderAndTheDeallocChain() throws {
+        let run = try forwarding(["demo", "--part", "lifecycle"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let lines = run.stdout.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+        let section = Array(lines.drop { !$0.hasPrefix("== +initialize and an overridden dealloc") }.dropFirst()
+            .prefix { !$0.hasPrefix("== summary") })
+        XCTAssertEqual(section.map { $0.replacingOccurrences(of: #" {2,}"#, with: " ", options: .regularExpression) }, [
+            "+[Shape initialize] self = Shape",
+            "+[Shape initialize] self = Circle (Circle has none of its own)",
+            "[Circle sides] -> 0 (the first message: superclass first)",
+            "[Circle sides] again -> 0 (once per class)",
+            "[Shape sides] -> 0 (initialized already)",
+            "[buffer release] (its last reference)",
+            "-[Buffer dealloc] releases its storage",
+            "storage freed",
+            "-[Buffer dealloc] calls [super dealloc]",
+            "weak ref to buffer -> nil",
+        ], run.stdout)
+        let summary = run.stdout.components(separatedBy: "== summary").last ?? ""
+        let words = summary.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        XCTAssertTrue(words.contains("lifecycle +initialize ran once per class, superclass first (Shape, Circle)"), words)
+        XCTAssertTrue(words.contains("released its storage (freed) and called [super dealloc]"), words)
+        XCTAssertFalse(run.stdout.contains("== classes and message sends"), "--part lifecycle shows only that part")
+    }
+
+    func testDemoRunsEveryPartInOrder() throws {
+        let run = try forwarding(["demo", "--part", "all"])
+        XCTAssertEqual(run.status, 0, run.stderr)
+        let headings = run.stdout.split(separator: "\n").filter { $0.hasPrefix("== ") }.map { $0.dropFirst(3).prefix(12) }
+        XCTAssertEqual(headings.prefix(4), ["classes and ", "+initialize ", "forwarding: ", "hooks: befor"])
+        XCTAssertTrue(run.stdout.contains("\nlifecycle  +initialize ran once per class"), run.stdout)
     }
 
     func testDemoModeFilterDrawsOnlyThoseTimelinesAndSummarises() throws {

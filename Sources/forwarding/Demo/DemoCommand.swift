@@ -1,14 +1,14 @@
 /// The parts of the demo, in the order they run.
 enum DemoPart: String, CaseIterable {
-    case all, runtime, forwarding, hooks, throttle, runloop
+    case all, runtime, lifecycle, forwarding, hooks, throttle, runloop
 }
 
-/// `forwarding demo`: classes, sends, forwarding, hooks, throttling and run loops, narrated, with a
-/// summary of what each section showed.
+/// `forwarding demo`: classes, sends, +initialize and dealloc, forwarding, hooks, throttling and
+/// run loops, narrated, with a summary of what each section showed.
 struct DemoCommand: Subcommand {
     static let spec = CommandSpec(
         name: "demo",
-        abstract: "Show class registration, message sends, forwarding, hooks, throttling and run loops.",
+        abstract: "Show classes and sends, +initialize and dealloc, forwarding, hooks, throttling and run loops.",
         discussion: """
             Each section prints what it sends and what comes back; the throttle section draws one
             timeline per mode, in virtual time. A summary of every section ends the output.
@@ -52,6 +52,7 @@ struct DemoCommand: Subcommand {
             switch part {
             case .all: continue
             case .runtime: summary.append((part, try DemoSections.runtime()))
+            case .lifecycle: summary.append((part, try DemoSections.lifecycle()))
             case .forwarding: summary.append((part, try DemoSections.forwarding()))
             case .hooks: summary.append((part, try DemoSections.hooks()))
             case .throttle: summary.append((part, try ThrottleDemo.run(modes)))

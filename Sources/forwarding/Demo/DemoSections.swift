@@ -1,6 +1,6 @@
 import DynamicRuntime
 
-/// The demo's runtime, forwarding and hooks sections. Each prints its sends and returns a
+/// The demo's runtime, lifecycle (+initialize and dealloc), forwarding and hooks sections. Each prints its sends and returns a
 /// one-line summary built from what the sends returned.
 enum DemoSections {
     static func heading(_ title: String) {
@@ -43,6 +43,51 @@ enum DemoSections {
         return "a class built at run time answered the typed send (\(sum)) and the dynamic one "
             + "(\(dynamic)) alike, kept state in an ivar (total \(total)), answered a class method, "
             + "and \(thrown) of 2 bad sends (unknown selector, Double for long) threw typed errors."
+    }
+
+    static func lifecycle() throws -> String {
+        heading("+initialize and an overridden dealloc")
+        let initialized = Locked<[String]>([])
+        let shape = try RuntimeClass(name: "Shape")
+        try shape.metaclass.addMethod("initialize") { (me: ObjectRef) in
+            let name = me.runtimeClass?.instanceClass.name ?? "?"
+            initialized.withLock { $0.append(name) }
+            print("  +[Shape initialize] self = \(name)" + (name == shape.name ? "" : "   (\(name) has none of its own)"))
+        }
+        try shape.metaclass.addMethod("sides") { (_: ObjectRef) in 0 }
+        let circle = try RuntimeClass(name: "Circle", superclass: shape)
+        print("[Circle sides]            -> \(try circle.send("sides", as: Int.self))          (the first message: superclass first)")
+        print("[Circle sides] again      -> \(try circle.send("sides", as: Int.self))          (once per class)")
+        print("[Shape sides]             -> \(try shape.send("sides", as: Int.self))          (initialized already)")
+
+        let buffer = try RuntimeClass(name: "Buffer", ivars: [("storage", .object)])
+        try buffer.addMethod("dealloc") { (me: ObjectRef) in
+            print("  -[Buffer dealloc] releases its storage")
+            try me.setValue(ObjectRef(nil), forIvar: "storage")
+            print("  -[Buffer dealloc] calls [super dealloc]")
+            try me.asSuper(of: buffer).send("dealloc", as: Void.self)
+        }
+        let storageFreed = Locked(false)
+        var b: Object? = try buffer.createInstance()
+        do {
+            let storage = try RuntimeClass(name: "Storage").createInstance()
+            storage.onDeallocate { _ in
+                storageFreed.withLock { $0 = true }
+                print("  storage freed")
+            }
+            try b!.setValue(storage.ref, forIvar: "storage")
+        }
+        let weak = try WeakReference(b!)
+        print("[buffer release]          (its last reference)")
+        b = nil
+        let gone = weak.object == nil
+        print("weak ref to buffer       -> \(gone ? "nil" : "the object")")
+        let order = initialized.withLock { $0 }
+        let freed = storageFreed.withLock { $0 }
+        return "+initialize ran once per class, superclass first (\(order.joined(separator: ", "))): Circle has none "
+            + "of its own, so Shape's ran again with Circle as self; Buffer's dealloc released its storage "
+            + "(\(freed ? "freed" : "NOT freed")) and called [super dealloc]; a weak reference to the buffer then "
+            + "read \(gone ? "nil" : "the object")."
     }
 
     static func forwarding() throws -> String {
