@@ -22,16 +22,12 @@ enum CHooks {
         }
     }
 
-    /// The Swift hook body that runs a C callback.
-    static func body(_ fn: @escaping sf_hook_fn, _ context: UnsafeMutableRawPointer?) -> @Sendable (HookContext) throws -> Void {
-        let ctx = UInt(bitPattern: context)
+    /// The Swift hook body that runs a C callback, and the callback itself for the chains to
+    /// call without the closure.
+    static func body(_ fn: @escaping sf_hook_fn, _ context: UnsafeMutableRawPointer?) -> (HookRegistry.Body, NativeHookBody) {
+        let native = NativeHookBody(function: fn, context: context)
         // Untyped, as `HookRegistry.Body` is: no reabstraction thunk per call.
-        return { (h: HookContext) throws in
-            var call = CCall(hook: h)
-            sf_clear_last_error()
-            let status = CCall.run(&call) { fn($0, UnsafeMutableRawPointer(bitPattern: ctx)) }
-            if status != SF_OK { throw call.callbackFailed(status, what: "the C hook") }
-        }
+        return ({ (h: HookContext) throws in try native.run(h) }, native)
     }
 
     /// Drops the C token of a hook that removed itself.
@@ -48,6 +44,22 @@ enum CHooks {
     }
 }
 
+/// A C hook's function and context. The chains call it directly where they would call the
+/// hook's closure (an instead-only chain's first hook, an entry of the general loop): one
+/// indirect call and a closure context fewer per hooked call.
+struct NativeHookBody: @unchecked Sendable {
+    let function: sf_hook_fn
+    let context: UnsafeMutableRawPointer?
+
+    @inline(__always)
+    func run(_ h: HookContext) throws(RuntimeError) {
+        var call = CCall(hook: h)
+        sf_clear_last_error()
+        let status = CCall.run(&call) { function($0, context) }
+        if _slowPath(status != SF_OK) { throw call.callbackFailed(status, what: "the C hook") }
+    }
+}
+
 /// The C function `sf_class_hookMethod` of SelectorForwarding.h.
 @_cdecl("sf_class_hookMethod")
 @_spi(CAPI) public func sf_class_hookMethod_impl(_ cls: sf_class_t?, _ sel: sf_sel?, _ position: sf_hook_position,
@@ -58,7 +70,9 @@ enum CHooks {
         let s = Selector(raw: try CAPIValues.nonNull(sel, "selector", className: c.name))
         let fn = try CAPIValues.nonNull(fn, "hook function", className: c.name, selector: s.name)
         let (p, options) = try CHooks.options(position, className: c.name, selector: s.name)
-        return try c.hook(s, p, options: options, expecting: types.map { String(cString: $0) }, CHooks.body(fn, context))
+        let (body, native) = CHooks.body(fn, context)
+        return try HookRegistry.add(on: c, s, p, expecting: types.map { String(cString: $0) },
+                                    once: options.contains(.removeAfterFirstCall), native: native, body)
     }
 }
 
@@ -73,7 +87,9 @@ enum CHooks {
         let s = Selector(raw: try CAPIValues.nonNull(sel, "selector", className: name))
         let fn = try CAPIValues.nonNull(fn, "hook function", className: name, selector: s.name)
         let (p, options) = try CHooks.options(position, className: name, selector: s.name)
-        return try ObjectRef(o).hook(s, p, options: options, expecting: types.map { String(cString: $0) }, CHooks.body(fn, context))
+        let (body, native) = CHooks.body(fn, context)
+        return try HookRegistry.addObjectHook(o, s, p, expecting: types.map { String(cString: $0) },
+                                              once: options.contains(.removeAfterFirstCall), native: native, body)
     }
 }
 

@@ -9,23 +9,28 @@ struct CCall {
     /// A method body's signature, unretained (the caller holds it for the call); a hook call
     /// reads its hook's. No reference is retained: a CCall costs nothing to make or drop.
     private let bodySignature: Unmanaged<SignatureStorage>?
-    let arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>
-    let returnStorage: UnsafeMutableRawPointer
+    // A method body's frame. A hook call reads its hook's, when the callback asks: a word
+    // call builds its argument vector only then.
+    private let bodyArguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+    private let bodyReturnStorage: UnsafeMutableRawPointer?
     var previous: UnsafeMutableRawPointer?
 
     init(hook: HookContext) {
         self.hook = hook
         bodySignature = nil
-        arguments = hook.arguments
-        returnStorage = hook.returnStorage
+        bodyArguments = nil
+        bodyReturnStorage = nil
     }
 
     init(signature: Signature, arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>, returnStorage: UnsafeMutableRawPointer) {
         hook = nil
         bodySignature = Unmanaged.passUnretained(signature.storage)
-        self.arguments = arguments
-        self.returnStorage = returnStorage
+        bodyArguments = arguments
+        bodyReturnStorage = returnStorage
     }
+
+    var arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?> { hook?.arguments ?? bodyArguments.unsafelyUnwrapped }
+    var returnStorage: UnsafeMutableRawPointer { hook?.returnStorage ?? bodyReturnStorage.unsafelyUnwrapped }
 
     var signature: Signature { hook?.signature ?? Signature(storage: bodySignature!.takeUnretainedValue()) }
     var target: sf_id? { arguments[0]!.load(as: sf_id?.self) }

@@ -89,6 +89,8 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         /// The hook as given (no wrapper closure: one allocation fewer per hook); its errors
         /// are converted where it is called.
         let body: HookRegistry.Body
+        /// A C hook's callback, called instead of `body` (the same call, without the closure).
+        var native: NativeHookBody? = nil
         /// Set for a hook that removes itself after its first call: the call that claims it runs it.
         var once: OnceClaim? = nil
 
@@ -104,6 +106,7 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         /// Runs the entry at `p`, which is no one-shot hook, read in place.
         @inline(__always)
         static func call(_ p: UnsafeMutablePointer<Entry>, _ ctx: HookContext) throws(RuntimeError) {
+            if let native = p.pointee.native { return try native.run(ctx) }
             do {
                 try p.pointee.body(ctx)
             } catch {
@@ -115,6 +118,7 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         private func runOnce(_ ctx: HookContext) throws(RuntimeError) -> Bool {
             guard once!.claim() else { return false }
             defer { HookRegistry.removeAfterFirstCall(id) }
+            if let native { try native.run(ctx); return true }
             do {
                 try body(ctx)
             } catch {
@@ -129,7 +133,7 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         let hasOnce = [before.contains { $0.once != nil }, instead.contains { $0.once != nil },
                        after.contains { $0.once != nil }].contains(true)
         let first = before.isEmpty && after.isEmpty && !hasOnce
-            ? instead.first.map { Unmanaged.passRetained(InsteadBody($0.body, insteadCount: instead.count, selector: selector)) } : nil
+            ? instead.first.map { Unmanaged.passRetained(InsteadBody($0.body, native: $0.native, insteadCount: instead.count, selector: selector)) } : nil
         let header = Header(selector: selector, next: next, beforeCount: UInt16(before.count),
                             insteadCount: UInt16(instead.count), afterCount: UInt16(after.count),
                             hasOnce: hasOnce, firstInstead: first)
@@ -237,13 +241,16 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
 /// word call: `MethodHook.firstInsteadBits`) sees one consistent chain.
 final class InsteadBody {
     let body: HookRegistry.Body
+    /// A C hook's callback, called instead of `body`.
+    let native: NativeHookBody?
     let insteadCount: Int
     /// The selector of an object's own chain (its list is keyed by selector), nil in a class's.
     let selector: sf_sel?
     /// The chain that holds this box, unretained (set once, before the chain is published).
     fileprivate(set) var chainBits: UInt = 0
-    init(_ body: @escaping HookRegistry.Body, insteadCount: Int, selector: sf_sel?) {
+    init(_ body: @escaping HookRegistry.Body, native: NativeHookBody?, insteadCount: Int, selector: sf_sel?) {
         self.body = body
+        self.native = native
         self.insteadCount = insteadCount
         self.selector = selector
     }
@@ -256,7 +263,9 @@ final class InsteadBody {
     @inline(__always)
     static func callBoxingFailure(_ ref: Unmanaged<InsteadBody>, _ ctx: HookContext) -> UnsafeMutableRawPointer? {
         do {
-            try ref._withUnsafeGuaranteedRef { try $0.body(ctx) }
+            try ref._withUnsafeGuaranteedRef { b in
+                if let native = b.native { try native.run(ctx) } else { try b.body(ctx) }
+            }
             return nil
         } catch {
             return boxedFailure(error, ctx)
@@ -274,7 +283,9 @@ final class InsteadBody {
     @inline(__always)
     static func call(_ ref: Unmanaged<InsteadBody>, _ ctx: HookContext) throws(RuntimeError) {
         do {
-            try ref._withUnsafeGuaranteedRef { try $0.body(ctx) }
+            try ref._withUnsafeGuaranteedRef { b in
+                if let native = b.native { try native.run(ctx) } else { try b.body(ctx) }
+            }
         } catch {
             throw hookError(error, ctx)
         }

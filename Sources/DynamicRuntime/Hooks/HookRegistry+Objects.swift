@@ -9,7 +9,7 @@ extension HookRegistry {
     /// hook's last call, outside every lock.
     static func addObjectHook(_ obj: sf_id, _ selector: Selector, _ position: HookPosition, expecting types: String?,
                               once: Bool = false, objectGone: (@Sendable () -> Void)? = nil,
-                              _ body: @escaping Body) throws(RuntimeError) -> HookToken {
+                              native: NativeHookBody? = nil, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
         _ = installDeallocHandler
         let visible = RuntimeClass.from(sf_object_getClass(obj)!)
         guard !sf_object_isTagged(obj) else {
@@ -38,7 +38,7 @@ extension HookRegistry {
             let side = ObjectSideTable.of(obj, create: true)!
             let id = nextID
             nextID += 1
-            let entry = HookChain.Entry(id: id, body: body, once: once ? OnceClaim() : nil)
+            let entry = HookChain.Entry(id: id, body: body, native: native, once: once ? OnceClaim() : nil)
             let head = side.hooks
             let existing = ObjectHookList.chain(head, selector.raw)
             if existing == nil { hook.objectUsers += 1 }

@@ -17,7 +17,8 @@ enum HookRegistry {
     typealias Body = @Sendable (HookContext) throws -> Void
 
     static func add(on cls: RuntimeClass, _ selector: Selector, _ position: HookPosition,
-                    expecting types: String?, once: Bool = false, _ body: @escaping Body) throws(RuntimeError) -> HookToken {
+                    expecting types: String?, once: Bool = false, native: NativeHookBody? = nil,
+                    _ body: @escaping Body) throws(RuntimeError) -> HookToken {
         if Forwarding.reserved.contains(selector) {
             throw .reservedSelector(.init(className: cls.visibleName, selector: selector.name, reason: "it drives forwarding itself; define the method instead of hooking it"))
         }
@@ -33,7 +34,7 @@ enum HookRegistry {
                 throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, operation: "add a hook",
                                         expected: "at most \(HookChain.capacity) hooks at one position", actual: "\(HookChain.capacity + 1)"))
             }
-            hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body, once: once ? OnceClaim() : nil), at: position))
+            hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body, native: native, once: once ? OnceClaim() : nil), at: position))
             let token = HookToken(id: id, hook: hook, position: position)
             if once { oneShotTokens[id] = token }
             return token
