@@ -211,4 +211,20 @@ final class ForkTests: XCTestCase {
             return ForwardHandler.current != nil && (try? cls.createInstance().send("missing", as: Void.self)) == nil
         }
     }
+    func testTheIntBodyOwnersLockHeldAtForkIsFreeInTheChild() throws {
+        nonisolated(unsafe) let lock = IntBodyOwners.names
+        nonisolated(unsafe) var made = 0
+        forkWhileHeld("the Int bodies' owner names lock", hold: { lock.lock() }, release: { lock.unlock() }) {
+            made += 1
+            let cls = try RuntimeClass(name: "Fork.IntOwners.\(getpid()).\(made)")
+            // A throwing Int body registers its owner's name under that lock.
+            let before = lock.withLock { $0.count }
+            try cls.addMethod("twice:") { (_: ObjectRef, x: Int) throws -> Int in
+                if x < 0 { throw RuntimeError.nullArgument("x") }
+                return 2 * x
+            }
+            let sent: Int = try cls.createInstance().send("twice:", 8)
+            return lock.withLock { $0.count } == before + 1 && sent == 16
+        }
+    }
 }

@@ -110,7 +110,12 @@ private let intBodyFailure: sf_tramp_int_failure_fn = { error, closure, sel in
 /// The owners' names of throwing `Int` bodies, by the address of their closure words: what
 /// their C thunks know of them. Read only when a body throws.
 enum IntBodyOwners {
-    nonisolated(unsafe) private static let names = Locked<[UnsafeRawPointer: String]>([:])
+    /// A leaf, so the fork handlers take it.
+    nonisolated(unsafe) static let names: Locked<[UnsafeRawPointer: String]> = {
+        let lock = Locked<[UnsafeRawPointer: String]>([:])
+        ForkSafety.register(lock)
+        return lock
+    }()
 
     static func add(_ words: UnsafeRawPointer, _ name: String) { names.withLock { $0[words] = name } }
     static func remove(_ words: UnsafeRawPointer) { _ = names.withLock { $0.removeValue(forKey: words) } }
