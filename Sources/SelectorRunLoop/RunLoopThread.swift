@@ -46,9 +46,11 @@ public final class RunLoopThread: @unchecked Sendable, CustomStringConvertible {
     var loop: LoopHandle? { state.withLock { $0.stopping ? nil : $0.loop } }
 
     private func main() {
-        // On Linux a name given to a Thread before start() is lost (Thread.current.name reads
-        // the process's name inside it): the thread names itself.
-        Thread.current.name = Self.systemName(name)
+        // On Linux Thread.name reads the system thread's name, and Foundation sets it only
+        // once start() has stored the thread's handle, which this thread may run ahead of
+        // (a name given before start() is lost the same way): the thread names itself, as
+        // pthread_setname_np does (Glibc's module does not export it).
+        Self.nameCurrentThread(Self.systemName(name))
         let loop = Loops.register(RunLoop.current, CFRunLoopGetCurrent())
         var context = CFRunLoopSourceContext()
         context.perform = { _ in }
@@ -92,6 +94,13 @@ public final class RunLoopThread: @unchecked Sendable, CustomStringConvertible {
 
     /// `name` cut to the 15 bytes Linux allows a thread's name, at a character boundary: a
     /// longer name is refused, and the thread would keep the process's.
+    private static func nameCurrentThread(_ name: String) {
+        let fd = open("/proc/thread-self/comm", O_WRONLY)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        _ = name.withCString { write(fd, $0, strlen($0)) }
+    }
+
     static func systemName(_ name: String) -> String {
         var cut = "", bytes = 0
         for character in name {
