@@ -51,7 +51,9 @@ struct NativeHookBody: @unchecked Sendable {
     let function: sf_hook_fn
     let context: UnsafeMutableRawPointer?
 
-    @inline(__always)
+    // Out of line: inlined, its frame and error path cost every Swift hook's call the
+    // registers it needs (4a, 5: +4 %).
+    @inline(never)
     func run(_ h: HookContext) throws(RuntimeError) {
         var call = CCall(hook: h)
         sf_clear_last_error()
