@@ -19,26 +19,39 @@ enum HookRegistry {
     static func add(on cls: RuntimeClass, _ selector: Selector, _ position: HookPosition,
                     expecting types: String?, once: Bool = false, native: NativeHookBody? = nil,
                     _ body: @escaping Body) throws(RuntimeError) -> HookToken {
-        if Forwarding.reserved.contains(selector) {
-            throw .reservedSelector(.init(className: cls.visibleName, selector: selector.name, reason: "it drives forwarding itself; define the method instead of hooking it"))
-        }
-        try cls.checkReserved(selector)
+        try checkHookable(selector, className: cls.visibleName)
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
-            guard !cls.isDisposed else { throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "the class was disposed")) }
-            let method = try hookedMethod(cls, selector, visibleName: cls.visibleName, expecting: expected)
-            let hook = try installedHook(cls, method)
-            let id = nextID
-            nextID += 1
-            guard hook.chain.hasRoom(at: position) else {
-                throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, operation: "add a hook",
-                                        expected: "at most \(HookChain.capacity) hooks at one position", actual: "\(HookChain.capacity + 1)"))
-            }
-            hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body, native: native, once: once ? OnceClaim() : nil), at: position))
-            let token = HookToken(id: id, hook: hook, position: position)
-            if once { oneShotTokens[id] = token }
-            return token
+            try addLocked(on: cls, selector, position, expecting: expected, once: once, native: native, body)
         }
+    }
+
+    /// Refuses the selectors no hook may take, whatever the class.
+    static func checkHookable(_ selector: Selector, className: String) throws(RuntimeError) {
+        if Forwarding.reserved.contains(selector) {
+            throw .reservedSelector(.init(className: className, selector: selector.name, reason: "it drives forwarding itself; define the method instead of hooking it"))
+        }
+        try RuntimeClass.checkReserved(selector, className: className)
+    }
+
+    /// `add` once the selector is known hookable and the types parsed (lock held).
+    static func addLocked(on cls: RuntimeClass, _ selector: Selector, _ position: HookPosition,
+                          expecting expected: Signature?, once: Bool, native: NativeHookBody? = nil,
+                          _ body: @escaping Body) throws(RuntimeError) -> HookToken {
+        Runtime.state.lock.assertHeld()
+        guard !cls.isDisposed else { throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, reason: "the class was disposed")) }
+        let method = try hookedMethod(cls, selector, visibleName: cls.visibleName, expecting: expected)
+        let hook = try installedHook(cls, method)
+        let id = nextID
+        nextID += 1
+        guard hook.chain.hasRoom(at: position) else {
+            throw .hookFailed(.init(className: cls.visibleName, selector: selector.name, operation: "add a hook",
+                                    expected: "at most \(HookChain.capacity) hooks at one position", actual: "\(HookChain.capacity + 1)"))
+        }
+        hook.publish(hook.chain.adding(HookChain.Entry(id: id, body: body, native: native, once: once ? OnceClaim() : nil), at: position))
+        let token = HookToken(id: id, hook: hook, position: position)
+        if once { oneShotTokens[id] = token }
+        return token
     }
 
     /// `selector`'s method as `cls` finds it, checked against the types the hook expects (lock held).

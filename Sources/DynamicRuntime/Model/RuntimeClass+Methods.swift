@@ -116,9 +116,7 @@ extension RuntimeClass {
     /// Selectors the runtime gives a meaning to and whose shape it must be able to trust:
     /// `dealloc` is an instance method taking and returning nothing (`v@:`), as the root's.
     func checkReserved(_ selector: Selector, _ sig: Signature? = nil) throws(RuntimeError) {
-        if RuntimeClass.reservedSelectors.contains(selector.name) {
-            throw .reservedSelector(.init(className: name, selector: selector.name, reason: "the runtime releases ivars itself; override dealloc instead"))
-        }
+        try RuntimeClass.checkReserved(selector, className: name)
         if let sig, selector == RootDealloc.selector {
             if isMetaclass {
                 throw .reservedSelector(.init(className: name, selector: selector.name, reason: "dealloc is an instance method; a class method of that name is never sent"))
@@ -126,6 +124,13 @@ extension RuntimeClass {
             if sig.returnType != .void || sig.argumentTypes.count != 2 {
                 throw .signatureMismatch(.init(className: name, selector: selector.name, expected: RootDealloc.encoding, actual: sig.encoding))
             }
+        }
+    }
+
+    /// The reserved-name check, for a class known by name only (a hook waiting for it).
+    static func checkReserved(_ selector: Selector, className: String) throws(RuntimeError) {
+        if reservedSelectors.contains(selector.name) {
+            throw .reservedSelector(.init(className: className, selector: selector.name, reason: "the runtime releases ivars itself; override dealloc instead"))
         }
     }
 
