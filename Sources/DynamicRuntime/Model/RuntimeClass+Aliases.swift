@@ -6,7 +6,8 @@ extension RuntimeClass {
     /// (and `sf_getClass`, `sf_lookUpClass`, `sf_getMetaClass` from C) find this class by it.
     /// The class keeps its own name (`name`, `sf_class_getName`), class lists show it once,
     /// and `dispose()` removes its aliases with it. The alias counts as a class name taken:
-    /// allocating a class of that name is refused.
+    /// allocating a class of that name is refused. Hooks waiting for the alias
+    /// (`hook(whenRegistered:_:_:options:expecting:_:)`) go on this class before this returns.
     ///
     /// - Throws: `duplicateClass` when a class has that name or it is an alias already (of any
     ///   class); `classNotRegistered` for a class not registered yet, or disposed;
@@ -24,6 +25,8 @@ extension RuntimeClass {
         if alias.isEmpty || key.containsNUL {
             throw .invalidArgument(.init(className: name, operation: "register an alias", expected: "a name, non-empty and without NUL", actual: "\"\(alias)\""))
         }
+        var failedHooks: [HookRegistry.Body] = []
+        defer { withExtendedLifetime(failedHooks) {} }
         try Runtime.state.lock.withLock { () throws(RuntimeError) in
             guard isRegistered, !isDisposed else {
                 throw .classNotRegistered(.init(className: name, operation: "register the alias '\(alias)'"))
@@ -36,6 +39,8 @@ extension RuntimeClass {
             }
             Runtime.state.classAliases[key] = self
             aliasKeys.append(key)
+            // Hooks waiting for the alias go on before anyone can find the class by it.
+            failedHooks = HookRegistry.installPending(named: key, on: self)
         }
     }
 }

@@ -191,12 +191,23 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
         Unmanaged<RuntimeClass>.fromOpaque(sf_class_swift(raw)).takeUnretainedValue()
     }
 
-    /// Makes the class usable: instances can be created and its layout is fixed.
+    /// Makes the class usable: instances can be created and its layout is fixed. Hooks waiting
+    /// for its name (`hook(whenRegistered:_:_:options:expecting:_:)`) are installed before this
+    /// returns, and before any other thread can find the class or make an instance of it.
     public func register() {
+        var failedHooks: [HookRegistry.Body] = []
+        // A failed hook's body may capture anything: it is released after the lock.
+        defer { withExtendedLifetime(failedHooks) {} }
         Runtime.state.lock.withLock {
+            let first = !isRegistered
             isRegistered = true
             metaclass.isRegistered = true
             sf_class_set_info(raw, sf_class_info(raw) | UInt32(SF_CLASS_REGISTERED))
+            // Every lookup by name and every instance creation takes this lock: installing in
+            // the same hold means none of them sees the class without its hooks.
+            if first, !isHidden, !isDisposed {
+                failedHooks = HookRegistry.installPending(named: NameKey(cString: sf_class_getName(raw)), on: self)
+            }
         }
     }
 
