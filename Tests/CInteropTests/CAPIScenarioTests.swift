@@ -37,6 +37,16 @@ final class CAPIScenarioTests: XCTestCase {
     func testCooldownBadInput() { run(fx_capi_cooldown_bad_input) }
     func testIntrospection() { run(fx_capi_introspection) }
 
+    func testHooksWaitingForAClassByName() {
+        let handles = CPendingHooks.table.count
+        let tokens = CHooks.tokens.withLock { $0.count }
+        let waiting = HookRegistry.pendingHookCount
+        run(fx_capi_when_available)
+        XCTAssertEqual(CPendingHooks.table.count, handles, "every pending-hook handle released")
+        XCTAssertEqual(CHooks.tokens.withLock { $0.count }, tokens, "no hook token left in the C table")
+        XCTAssertEqual(HookRegistry.pendingHookCount, waiting, "no hook left waiting")
+    }
+
     func testFunctionMethodsReleaseTheirContextWithTheMethod() {
         let released = fx_capi_released_contexts()
         let invocations = CInvocations.table.count

@@ -61,6 +61,43 @@ sf_hook_token sf_object_hookMethod(sf_id obj, sf_sel sel, sf_hook_position posit
 sf_status sf_hook_remove(sf_hook_token token);
 bool sf_hook_isActive(sf_hook_token token);
 
+/* ---- hooks on a class by name, before it is registered (InterposeKit's whenAvailable) ---- */
+
+/* A hook waiting for its class; owned by the caller (+1): sf_pending_hook_release. */
+typedef struct sf_pending_hook *sf_pending_hook_t;
+
+typedef enum sf_pending_hook_state {
+    SF_PENDING_HOOK_INVALID = -1,   /* a dead handle (SF_ERR_INVALID_ARGUMENT) */
+    SF_PENDING_HOOK_WAITING = 0,    /* no class of that name is registered yet */
+    SF_PENDING_HOOK_INSTALLED = 1,  /* on the class: sf_pending_hook_getToken */
+    SF_PENDING_HOOK_FAILED = 2,     /* the class could not be hooked: the error is recorded */
+    SF_PENDING_HOOK_REMOVED = 3,    /* sf_pending_hook_remove dropped or removed it */
+} sf_pending_hook_state;
+
+/* Hooks `sel` for every instance of the class named `className` (its own name or an alias), as
+ * sf_class_hookMethod does: at once if that class is registered, else inside the
+ * sf_registerClassPair (or sf_class_registerAlias_np) that makes it so, before any thread can
+ * find the class or make an instance of it. Hooks waiting for one name go on in the order
+ * asked for. NULL (nothing kept) for a NULL or empty name, NULL selector or function, unknown
+ * position, reserved selector or bad `types`; what depends on the class (no such method,
+ * other types) leaves the hook SF_PENDING_HOOK_FAILED. `context` stays the caller's: keep it
+ * valid until the hook is failed or removed (and no call can still be inside it). */
+sf_pending_hook_t sf_hook_whenAvailable(const char *className, sf_sel sel, sf_hook_position position,
+                                        const char *types, sf_hook_fn fn, void *context);
+/* SF_PENDING_HOOK_FAILED records the failure as the thread's last error (sf_last_error_message
+ * names the class and selector); the other states reset it. */
+sf_pending_hook_state sf_pending_hook_getState(sf_pending_hook_t hook);
+/* The installed hook's token (for sf_hook_isActive, sf_hook_remove); 0 with SF_ERR_HOOK (or the
+ * failure) in any other state. */
+sf_hook_token sf_pending_hook_getToken(sf_pending_hook_t hook);
+/* A waiting hook is dropped and never installs; an installed one is removed as sf_hook_remove
+ * does. SF_OK whenever the hook is neither waiting nor installed afterwards, so again is
+ * harmless; only a dead handle is an error. */
+sf_status sf_pending_hook_remove(sf_pending_hook_t hook);
+/* Drops the caller's handle only: a waiting hook still installs when its class registers, and
+ * an installed one stays (remove it first to stop either). */
+sf_status sf_pending_hook_release(sf_pending_hook_t hook);
+
 /* ---- methods implemented by a C function plus a context (imp_implementationWithBlock) ---- */
 
 /* The body: read arguments and set the return value through `call`. Non-zero fails the send. */

@@ -17,6 +17,7 @@ const char *sf_sel_getName(sf_sel sel);
 
 /* Classes. A pair is allocated, given ivars and methods, then registered. */
 sf_class_t sf_allocateClassPair(sf_class_t superclass, const char *name);
+/* Installs the hooks waiting for the class's name (sf_hook_whenAvailable) before it returns. */
 void sf_registerClassPair(sf_class_t cls);
 /* Fails with SF_ERR_CLASS_IN_USE while instances or subclasses are alive. */
 sf_status sf_disposeClassPair(sf_class_t cls);

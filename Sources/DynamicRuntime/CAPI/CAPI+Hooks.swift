@@ -113,3 +113,74 @@ struct NativeHookBody: @unchecked Sendable {
 @_spi(CAPI) public func sf_hook_isActive_impl(_ token: sf_hook_token) -> Bool {
     CHooks.tokens.withLock { $0[token] }?.isActive ?? false
 }
+
+/// The C API's pending hooks: caller-owned handles to `PendingHook`s.
+enum CPendingHooks {
+    static let table = CHandleTable<PendingHook>(kind: "pending hook")
+
+    /// Files an installed hook's token where `sf_hook_remove` and `sf_hook_isActive` find it.
+    /// Runs under the runtime lock: the token table's lock is a leaf.
+    static let fileToken: @Sendable (HookToken) -> Void = { token in CHooks.tokens.withLock { $0[token.id] = token } }
+}
+
+/// The C function `sf_hook_whenAvailable` of SelectorForwarding.h.
+@_cdecl("sf_hook_whenAvailable")
+@_spi(CAPI) public func sf_hook_whenAvailable_impl(_ className: UnsafePointer<CChar>?, _ sel: sf_sel?, _ position: sf_hook_position,
+                                                  _ types: UnsafePointer<CChar>?, _ fn: sf_hook_fn?,
+                                                  _ context: UnsafeMutableRawPointer?) -> sf_pending_hook_t? {
+    capi(nil) { () throws(RuntimeError) in
+        let key = NameKey(cString: try CAPIValues.nonNull(className, "class name"))
+        let name = key.displayName
+        let s = Selector(raw: try CAPIValues.nonNull(sel, "selector", className: name))
+        let fn = try CAPIValues.nonNull(fn, "hook function", className: name, selector: s.name)
+        let (p, options) = try CHooks.options(position, className: name, selector: s.name)
+        let (body, native) = CHooks.body(fn, context)
+        let pending = try HookRegistry.addPending(key: key, s, p, options: options, expecting: types.map { String(cString: $0) },
+                                                  native: native, body, onInstall: CPendingHooks.fileToken)
+        return CPendingHooks.table.insert(pending)
+    }
+}
+
+/// The C function `sf_pending_hook_getState` of SelectorForwarding.h.
+@_cdecl("sf_pending_hook_getState")
+@_spi(CAPI) public func sf_pending_hook_getState_impl(_ hook: sf_pending_hook_t?) -> sf_pending_hook_state {
+    let pending: PendingHook
+    do { pending = try CPendingHooks.table.lookup(hook) } catch { return fail(error, SF_PENDING_HOOK_INVALID) }
+    switch pending.state {
+    case .waiting: succeed(); return SF_PENDING_HOOK_WAITING
+    case .installed: succeed(); return SF_PENDING_HOOK_INSTALLED
+    case let .failed(error): return fail(error, SF_PENDING_HOOK_FAILED)
+    case .removed: succeed(); return SF_PENDING_HOOK_REMOVED
+    }
+}
+
+/// The C function `sf_pending_hook_getToken` of SelectorForwarding.h.
+@_cdecl("sf_pending_hook_getToken")
+@_spi(CAPI) public func sf_pending_hook_getToken_impl(_ hook: sf_pending_hook_t?) -> sf_hook_token {
+    capi(0) { () throws(RuntimeError) in
+        let pending = try CPendingHooks.table.lookup(hook)
+        switch pending.state {
+        case let .installed(token): return token.id
+        case let .failed(error): throw error
+        case .waiting:
+            throw .hookFailed(.init(className: pending.className, selector: pending.selector.name, reason: "no class of that name is registered yet"))
+        case .removed:
+            throw .hookFailed(.init(className: pending.className, selector: pending.selector.name, reason: "the pending hook was removed"))
+        }
+    }
+}
+
+/// The C function `sf_pending_hook_remove` of SelectorForwarding.h.
+@_cdecl("sf_pending_hook_remove")
+@_spi(CAPI) public func sf_pending_hook_remove_impl(_ hook: sf_pending_hook_t?) -> sf_status {
+    capiStatus { () throws(RuntimeError) in
+        // The token goes from the C table too, as sf_hook_remove would take it.
+        if let token = try CPendingHooks.table.lookup(hook).take().token { CHooks.forget(token.id) }
+    }
+}
+
+/// The C function `sf_pending_hook_release` of SelectorForwarding.h.
+@_cdecl("sf_pending_hook_release")
+@_spi(CAPI) public func sf_pending_hook_release_impl(_ hook: sf_pending_hook_t?) -> sf_status {
+    capiStatus { () throws(RuntimeError) in try CPendingHooks.table.release(hook) }
+}

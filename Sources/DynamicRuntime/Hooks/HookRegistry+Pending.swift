@@ -9,7 +9,7 @@ extension HookRegistry {
     static var pendingHookCount: Int { Runtime.state.lock.withLock { pendingHooks.values.reduce(0) { $0 + $1.count } } }
 
     static func addPending(key: NameKey, _ selector: Selector, _ position: HookPosition, options: HookOptions,
-                           expecting types: String?, _ body: @escaping Body,
+                           expecting types: String?, native: NativeHookBody? = nil, _ body: @escaping Body,
                            onInstall: (@Sendable (HookToken) -> Void)? = nil) throws(RuntimeError) -> PendingHook {
         let name = key.displayName
         if name.isEmpty || key.containsNUL {
@@ -19,7 +19,7 @@ extension HookRegistry {
         try checkHookable(selector, className: name)
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         let pending = PendingHook(key: key, selector: selector, position: position, options: options,
-                                  expected: expected, body: body, onInstall: onInstall)
+                                  expected: expected, body: body, native: native, onInstall: onInstall)
         var failed: Body?
         defer { withExtendedLifetime(failed) {} }
         Runtime.state.lock.withLock {
@@ -51,7 +51,7 @@ extension HookRegistry {
         pending.body = nil
         do {
             let token = try addLocked(on: cls, pending.selector, pending.position, expecting: pending.expected,
-                                      once: pending.options.contains(.removeAfterFirstCall), body)
+                                      once: pending.options.contains(.removeAfterFirstCall), native: pending.native, body)
             pending.current = .installed(token)
             pending.onInstall?(token)
             return nil

@@ -50,9 +50,11 @@ public final class PendingHook: @unchecked Sendable, CustomStringConvertible {
     var current: State = .waiting
     /// The hook's body while it waits; the hook chain holds it once installed (lock held).
     var body: HookRegistry.Body?
+    /// A C hook's callback, which the chain calls instead of `body`.
+    let native: NativeHookBody?
 
     init(key: NameKey, selector: Selector, position: HookPosition, options: HookOptions, expected: Signature?,
-         body: @escaping HookRegistry.Body, onInstall: (@Sendable (HookToken) -> Void)?) {
+         body: @escaping HookRegistry.Body, native: NativeHookBody? = nil, onInstall: (@Sendable (HookToken) -> Void)?) {
         self.key = key
         className = key.displayName
         self.selector = selector
@@ -60,6 +62,7 @@ public final class PendingHook: @unchecked Sendable, CustomStringConvertible {
         self.options = options
         self.expected = expected
         self.body = body
+        self.native = native
         self.onInstall = onInstall
     }
 

@@ -21,6 +21,8 @@ int fx_capi_hook_bad_input(const char *name);
 int fx_capi_object_hooks(const char *name);
 /* Hooked methods called through their IMP after a failed call through another IMP. */
 int fx_capi_hook_after_failed_direct_call(const char *name);
+/* Hooks asked for by class name: before and after the class registers, removed, failed. */
+int fx_capi_when_available(const char *name);
 int fx_capi_invocations(const char *name);
 int fx_capi_invocation_bad_input(const char *name);
 int fx_capi_forwarding(const char *name);
