@@ -9,7 +9,7 @@ import CShims
 /// instance of it, before they are in place.
 public final class PendingHook: @unchecked Sendable, CustomStringConvertible {
     /// Where a pending hook stands.
-    public enum State: Sendable, CustomStringConvertible {
+    public enum State: Sendable, Equatable, CustomStringConvertible {
         /// No class of that name is registered yet.
         case waiting
         /// The hook is on the class; the token is the one `hook(_:_:expecting:_:)` returns.

@@ -38,8 +38,8 @@ final class PendingHookTests: LiveObjectTestCase {
         }
     }
 
-    private func isWaiting(_ p: PendingHook) -> Bool { if case .waiting = p.state { true } else { false } }
-    private func isRemoved(_ p: PendingHook) -> Bool { if case .removed = p.state { true } else { false } }
+    private func isWaiting(_ p: PendingHook) -> Bool { p.state == .waiting }
+    private func isRemoved(_ p: PendingHook) -> Bool { p.state == .removed }
     private func failure(_ p: PendingHook) -> RuntimeError? { if case let .failed(e) = p.state { e } else { nil } }
 
     // MARK: - When the hook goes on
@@ -59,6 +59,7 @@ final class PendingHookTests: LiveObjectTestCase {
         XCTAssertTrue(isWaiting(pending), "an allocated class is not registered yet")
         cls.register()
         let token = try XCTUnwrap(pending.token)
+        XCTAssertEqual(pending.state, .installed(token))
         XCTAssertTrue(token.isActive)
         XCTAssertEqual(HookRegistry.pendingHookCount, pendingBaseline, "the entry left the table on install")
         XCTAssertEqual(cls.hooks(for: "value:").map(\.identifier), [token.identifier])
