@@ -2,7 +2,7 @@ import CShims
 
 // Typed sends for arities 0 to 4. When the method's signature key matches the call's and every
 // argument travels in an integer register, the IMP is called directly; otherwise the general
-// path checks each type and uses libffi. Generated shape: keep the overloads uniform.
+// path checks each type and uses libffi. Written by scripts/generate-arity-ladders.py.
 
 extension MessageReceiver {
     /// A typed send: `let sum: Int = try obj.send("add:to:", 1, 2)`. The call's types must

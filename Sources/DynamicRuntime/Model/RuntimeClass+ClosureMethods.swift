@@ -4,7 +4,7 @@ import CShims
 // signature; `types`, when given, must agree with it, or the call throws signatureMismatch.
 // A NULL for a parameter of a non-optional pointer-like type (`Selector`, `Object`, raw
 // pointers) throws invalidArgument to the sender instead of reaching the closure.
-// Generated shape: keep the overloads uniform.
+// Written by scripts/generate-arity-ladders.py: edit its table and templates, not this file.
 
 extension RuntimeClass {
 

@@ -6,7 +6,7 @@ import CShims
 // `IntMethodBody` builder, which accepts one `Int` expression: a body that produces no `Int`
 // (statements only) does not match them and gets the generic `Void` overloads, as before they
 // existed; a body with `return` statements is checked as a plain closure.
-// Generated shape: keep the overloads uniform.
+// Written by scripts/generate-arity-ladders.py: edit its table and templates, not this file.
 
 /// The body of the `Int` overloads of `RuntimeClass.addMethod` and `replaceMethod`: one `Int`
 /// expression, or statements that `return` an `Int`.

@@ -5,7 +5,7 @@ import CShims
 // .swift): its body is stored the same way, but C callers reach it through a thunk that only
 // moves the arguments and the closure's context into Swift's registers — no read of the
 // receiver's class before the call (an error's name) and no error check after it.
-// Generated shape: keep the overloads uniform.
+// Written by scripts/generate-arity-ladders.py: edit its table and templates, not this file.
 
 extension RuntimeClass {
     /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int` that
