@@ -29,8 +29,8 @@ let package = Package(
     targets: [
         // The dispatch fast path, object header, cache and C API live in C.
         .target(
-            name: "CShims",
-            path: "CShims",
+            name: "CDynamicRuntime",
+            path: "CDynamicRuntime",
             publicHeadersPath: "include",
             // internal/ holds the private header: the module map reaches it, installs do not.
             cSettings: [.headerSearchPath("internal")],
@@ -38,7 +38,7 @@ let package = Package(
         ),
         .target(
             name: "DynamicRuntime",
-            dependencies: ["CShims"]
+            dependencies: ["CDynamicRuntime"]
         ),
         .target(
             name: "MessageThrottle",
@@ -66,8 +66,8 @@ let package = Package(
         // method body and loop, used by `forwarding bench` and by Benchmarks/ (package-benchmark
         // lives there only). DispatchFixtures is plain C against the public C header: the
         // method body of the floor and the loops that measure the C API from C.
-        .target(name: "DispatchFixtures", dependencies: ["CShims"], path: "Fixtures/DispatchFixtures"),
-        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CShims", "DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI", "SelectorRunLoop"],
+        .target(name: "DispatchFixtures", dependencies: ["CDynamicRuntime"], path: "Fixtures/DispatchFixtures"),
+        .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CDynamicRuntime", "DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI", "SelectorRunLoop"],
                 path: "Fixtures/BenchFixtures"),
         // Counts heap allocations for `forwarding bench` by replacing malloc in that executable
         // only (the suite counts with package-benchmark's own interposer instead).
@@ -75,7 +75,7 @@ let package = Package(
         // C code that uses only the public C header, driven by CInteropTests.
         .target(
             name: "CInteropFixtures",
-            dependencies: ["CShims", "DynamicRuntime", "MessageThrottleCAPI"],
+            dependencies: ["CDynamicRuntime", "DynamicRuntime", "MessageThrottleCAPI"],
             path: "Tests/CInteropFixtures"
         ),
         // What every test target shares: unique class names, the lock box, the known-bug skip.
@@ -88,7 +88,7 @@ let package = Package(
         // Reliability (docs/reliability.md). The fuzzed logic is a library so that XCTest replays
         // the corpus; SFFuzz drives it under libFuzzer when built with -DFUZZING (scripts/fuzz.sh)
         // and runs a seeded random loop otherwise.
-        .target(name: "FuzzTargets", dependencies: ["DynamicRuntime", "CShims"], path: "Fuzz/FuzzTargets"),
+        .target(name: "FuzzTargets", dependencies: ["DynamicRuntime", "CDynamicRuntime"], path: "Fuzz/FuzzTargets"),
         .executableTarget(name: "SFFuzz", dependencies: ["FuzzTargets"], path: "Fuzz/SFFuzz"),
         .testTarget(name: "FuzzTests", dependencies: ["FuzzTargets"]),
         // Class names containing "Stress" or "Concurrency" also run under TSan in .ci/run.

@@ -4,5 +4,5 @@
 # The preprocessor drops comments and follows the topic headers it includes, so only
 # declarations count, wherever they are.
 set -euo pipefail
-header="${1:-$(dirname "$0")/../CShims/include/SelectorForwarding.h}"
+header="${1:-$(dirname "$0")/../CDynamicRuntime/include/SelectorForwarding.h}"
 "${CC:-cc}" -E -P -x c "$header" | grep -v '^typedef' | grep -oE '\bsf_[A-Za-z0-9_]+ *\(' | tr -d ' (' | sort -u

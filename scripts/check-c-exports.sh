@@ -4,7 +4,7 @@
 # Usage: scripts/check-c-exports.sh LIB [HEADER]  (HEADER: the umbrella, which includes the rest)
 set -euo pipefail
 lib="$1"
-header="${2:-$(dirname "$0")/../CShims/include/SelectorForwarding.h}"
+header="${2:-$(dirname "$0")/../CDynamicRuntime/include/SelectorForwarding.h}"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$(dirname "$0")/c-api-symbols.sh" "$header" > "$tmp/declared"

@@ -21,7 +21,7 @@ def generic(letters, extra=()):
 
 
 def typed_send():
-    out = ["""import CShims
+    out = ["""import CDynamicRuntime
 
 // Typed sends for arities 0 to 4. When the method's signature key matches the call's and every
 // argument travels in an integer register, the IMP is called directly; otherwise the general
@@ -74,7 +74,7 @@ extension MessageReceiver {"""]
 
 
 def closure_methods():
-    out = ["""import CShims
+    out = ["""import CDynamicRuntime
 
 // Typed closure overloads for arities 0 to 4. A closure's parameter and return types imply its
 // signature; `types`, when given, must agree with it, or the call throws signatureMismatch.
@@ -120,7 +120,7 @@ def int_params(n):
 
 
 def int_closure_methods():
-    out = ["""import CShims
+    out = ["""import CDynamicRuntime
 
 // The `Int` overloads of `addMethod` and `replaceMethod` (arities 0 to 4): a closure of `Int`
 // arguments returning `Int` is kept at its own type, so calls reach it without a
@@ -187,7 +187,7 @@ extension RuntimeClass {""")
 
 
 def non_throwing_int_closure_methods():
-    out = ["""import CShims
+    out = ["""import CDynamicRuntime
 
 // The non-throwing `Int` overloads of `addMethod` and `replaceMethod` (arities 0 to 4). A
 // closure that cannot throw prefers them to the throwing ones (RuntimeClass+IntClosureMethods

@@ -22,7 +22,7 @@ done
 [ -n "$prefix" ] || { echo "usage: $0 --prefix DIR" >&2; exit 2; }
 mkdir -p "$prefix"
 prefix="$(cd "$prefix" && pwd)"
-header="$root/CShims/include/SelectorForwarding.h"
+header="$root/CDynamicRuntime/include/SelectorForwarding.h"
 
 mkdir -p "$scratch"
 map="$scratch/selector-forwarding.map"
@@ -35,8 +35,8 @@ install -d "$prefix/lib/pkgconfig" "$prefix/include/SelectorForwarding"
 strip --strip-unneeded -o "$prefix/lib/libSelectorForwarding.so" "$scratch/release/libSelectorForwarding.so"
 chmod 755 "$prefix/lib/libSelectorForwarding.so"
 install -m 644 "$header" "$prefix/include/SelectorForwarding.h"
-install -m 644 "$root"/CShims/include/SelectorForwarding/*.h "$prefix/include/SelectorForwarding/"
-version="$(cat "$header" "$root"/CShims/include/SelectorForwarding/*.h | sed -n 's/^#define SF_VERSION_STRING "\(.*\)"/\1/p')"
+install -m 644 "$root"/CDynamicRuntime/include/SelectorForwarding/*.h "$prefix/include/SelectorForwarding/"
+version="$(cat "$header" "$root"/CDynamicRuntime/include/SelectorForwarding/*.h | sed -n 's/^#define SF_VERSION_STRING "\(.*\)"/\1/p')"
 cat > "$prefix/lib/pkgconfig/selector-forwarding.pc" <<PC
 prefix=$prefix
 libdir=\${prefix}/lib

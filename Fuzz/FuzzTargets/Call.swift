@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import DynamicRuntime
 
 /// One call of `SendFuzzer`, decoded from the input: receiver, selector, path and arguments.

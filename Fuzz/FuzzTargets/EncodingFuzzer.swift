@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import DynamicRuntime
 
 /// The type-encoding parser: `Signature(text)` for any text must return a signature that

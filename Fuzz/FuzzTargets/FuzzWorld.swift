@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import DynamicRuntime
 #if canImport(Glibc)
 import Glibc

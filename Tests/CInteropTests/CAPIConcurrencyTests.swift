@@ -1,5 +1,5 @@
 import CInteropFixtures
-import CShims
+import CDynamicRuntime
 import Dispatch
 import XCTest
 @testable import DynamicRuntime

@@ -1,5 +1,5 @@
 import CInteropFixtures
-import CShims
+import CDynamicRuntime
 import Synchronization
 import XCTest
 @testable import DynamicRuntime

@@ -2,7 +2,7 @@ import TestSupport
 import XCTest
 import Dispatch
 import Foundation
-import CShims
+import CDynamicRuntime
 @testable import DynamicRuntime
 @testable import MessageThrottle
 

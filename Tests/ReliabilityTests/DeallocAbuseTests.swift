@@ -1,6 +1,6 @@
 import TestSupport
 import XCTest
-import CShims
+import CDynamicRuntime
 @testable import DynamicRuntime
 @testable import MessageThrottle
 

@@ -1,6 +1,6 @@
 import TestSupport
 import XCTest
-import CShims
+import CDynamicRuntime
 @testable import DynamicRuntime
 
 /// An association made on an object while it is being deallocated is refused

@@ -1,6 +1,6 @@
 import TestSupport
 import XCTest
-import CShims
+import CDynamicRuntime
 @testable import DynamicRuntime
 
 /// Selector and class names are byte strings, as in Objective-C runtimes.

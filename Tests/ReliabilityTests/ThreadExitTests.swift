@@ -3,7 +3,7 @@ import XCTest
 import Dispatch
 import Foundation
 import Glibc
-import CShims
+import CDynamicRuntime
 @testable import DynamicRuntime
 
 /// A send from a thread-specific-data destructor that runs after the runtime's

@@ -1,6 +1,6 @@
 import TestSupport
 import XCTest
-import CShims
+import CDynamicRuntime
 @testable import DynamicRuntime
 
 /// The error of a throwing method names the receiver's class, which the method

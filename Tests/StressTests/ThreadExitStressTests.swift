@@ -3,7 +3,7 @@ import Dispatch
 import Foundation
 import Glibc
 import Synchronization
-import CShims
+import CDynamicRuntime
 @testable import DynamicRuntime
 
 /// Threads that exit holding objects in thread-specific data: the objects are released by a

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // class_addMethodsBulk / class_replaceMethodsBulk: the arrays are read and every entry parsed
 // before the runtime lock is taken once for all of them.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // sf_call_*: a hook's or a C-function method's view of the call in progress (CCall).
 

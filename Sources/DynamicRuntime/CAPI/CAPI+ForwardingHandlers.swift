@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // Forwarding handlers written in C: the C counterparts of resolveInstanceMethod:,
 // forwardingTargetForSelector:, methodSignatureForSelector: and forwardInvocation:.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Calls `release(context)` once, when the implementation is freed; only once the IMP was
 /// handed over (a failed add leaves the context with the caller).

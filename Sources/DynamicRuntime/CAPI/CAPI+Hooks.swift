@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// The C API's hook tokens: a number per installed hook, removed once.
 enum CHooks {

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 // class_copyMethodList and friends: one malloc'd array per call, freed with sf_free.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// The C API's invocation handles (`sf_invocation_t`).

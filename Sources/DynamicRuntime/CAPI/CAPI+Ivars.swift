@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 // objc4's Ivar: a handle per ivar, owned by the class that declares it, so that a C caller

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 // method_getNumberOfArguments and friends. Types are read from the method's parsed signature,

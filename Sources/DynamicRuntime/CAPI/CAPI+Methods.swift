@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 func methodArgs(_ cls: sf_class_t?, _ sel: sf_sel?, _ imp: sf_imp?,
                         _ types: UnsafePointer<CChar>?) -> Result<(RuntimeClass, Selector, IMP, String), RuntimeError> {

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 private func propertyArg(_ p: OpaquePointer?) throws(RuntimeError) -> RuntimeProperty {

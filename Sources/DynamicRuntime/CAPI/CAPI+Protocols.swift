@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 private func protocolArg(_ p: OpaquePointer?, _ what: String = "protocol") -> Result<RuntimeProtocol, RuntimeError> {

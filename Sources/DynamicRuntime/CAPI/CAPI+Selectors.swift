@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// The C function `sf_sel_registerName` of SelectorForwarding.h (exported from the shared library).

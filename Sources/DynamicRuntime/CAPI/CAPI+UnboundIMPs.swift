@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// The C function `sf_imp_implementationWithFunction` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_imp_implementationWithFunction")

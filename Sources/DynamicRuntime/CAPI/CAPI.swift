@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // The C API's functions that need the Swift runtime. Each failure records its error for
 // sf_last_error() and returns NULL / false / a non-zero status; nothing a C caller passes

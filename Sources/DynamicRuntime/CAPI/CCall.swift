@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// One call in progress as the C API hands it to a hook or a C-function method (`sf_call_t`).
 /// It lives on the stack of the callback's caller and is linked into a per-thread list, so a

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Synchronization
 
 /// One counter for every table, so a handle of one kind is never live in another's table.

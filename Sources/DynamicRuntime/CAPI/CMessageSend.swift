@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// The C function `sf_msg_send` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_msg_send")

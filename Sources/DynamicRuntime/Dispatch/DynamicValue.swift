@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A value of any encodable type, for dynamic sends and invocations.
 public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A Swift type that can travel as a method argument: it knows its type encoding and how to
 /// read and write itself in libffi's argument storage.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A method call's frame: its receiver, selector, arguments and return value, read and written
 /// with checks against the method's signature. `Invocation` is a record's own frame (it can be

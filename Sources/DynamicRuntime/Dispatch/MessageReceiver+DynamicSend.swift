@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 extension MessageReceiver {
     /// Where lookup starts; nil means the receiver's class. Super sends override it.

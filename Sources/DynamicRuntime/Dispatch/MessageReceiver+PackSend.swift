@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // Typed sends of any number of arguments. The fixed-arity sends (MessageReceiver+TypedSend
 // .swift) are preferred by overload ranking where they apply, because their arguments reach

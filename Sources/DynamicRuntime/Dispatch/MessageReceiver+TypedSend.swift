@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // Typed sends for arities 0 to 4. When the method's signature key matches the call's and every
 // argument travels in an integer register, the IMP is called directly; otherwise the general

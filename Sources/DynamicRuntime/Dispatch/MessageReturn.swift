@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// How a return value comes back from a C call.
 public enum ReturnKind: Sendable {

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// The miss path of a typed send: forwarding stages run with the caller's own types, and the
 /// frame a stage-3 handler sees is laid out from them.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Message sending: the fast typed path (cache probe, signature key check, direct call) and
 /// the general path through `ffi_call`. Both run inside a read-side section so that an IMP

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // @inlinable here and below: typed sends are inlined into the caller, and without these the
 // conversions stay calls through the protocol witness into unspecialized generic code

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Pointer-sized values share their argument and return representation.
 public protocol PointerMessageValue: MessageValue, WordRepresentable {}

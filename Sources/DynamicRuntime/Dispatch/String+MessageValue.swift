@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// A Swift `String` crosses a call as a C string (`*`), UTF-8 and NUL-terminated.

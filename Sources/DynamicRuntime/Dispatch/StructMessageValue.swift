@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Structs passed by value: declare the C layout's encoding and keep the Swift layout equal.
 ///

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A receiver for `super` sends: the same object, with lookup starting at a given class.
 public struct SuperReceiver: MessageReceiver {

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A C caller's frame (`sf_msg_send`): one pointer per explicit argument, whose types are
 /// unknown until a stage supplies them (the found method, the forwarding target's method, or

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// The process-wide forward handler (objc4's `objc_setForwardHandler`): the last stage of the
 /// miss sequence, asked once when `forwardInvocation:` is not defined, before

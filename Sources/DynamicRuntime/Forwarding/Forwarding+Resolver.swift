@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Stage 1, the resolver, with objc4's caching: a selector the resolver declined is cached
 /// as declined in the receiver's class, so later misses go straight to stage 2 without asking

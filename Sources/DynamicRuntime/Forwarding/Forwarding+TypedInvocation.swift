@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Stage 3 for a typed send whose types its key names exactly: the caller's values are stored
 /// straight into the invocation record, with no frame laid out, checked and copied in between.

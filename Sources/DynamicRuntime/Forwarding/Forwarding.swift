@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// The forwarding path, in Objective-C's order, run when lookup finds no method:
 ///

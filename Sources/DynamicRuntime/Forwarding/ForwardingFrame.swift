@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A caller's frame as the miss sequence (`Forwarding.handleMiss`) needs it. The stages are
 /// the same for every caller; what differs is how a frame is sent on, which signature its

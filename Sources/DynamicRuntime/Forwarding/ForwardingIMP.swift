@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 extension IMP {
     /// The forwarding IMP (`sf_msgForward`, objc4's `_objc_msgForward`): called as a method,

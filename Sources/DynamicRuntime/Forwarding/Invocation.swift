@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// A message as data: target, selector, signature, argument storage and return storage.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // A captured call whose arguments are all scalars or objects of 1, 2, 4 or 8 bytes (most
 // methods) is copied and emptied word by word from a plan worked out when the record is made,

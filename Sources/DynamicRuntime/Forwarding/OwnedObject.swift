@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A +1 object reference as a return value, without the `Object` box: what the forwarding
 /// target stage returns and reads, so that a forwarded send allocates nothing for the target.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Weak proxies, as YYWeakProxy: the proxy holds its target weakly, so a timer or a display
 /// link that retains the proxy does not keep the target alive.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Proxies in the style of NSProxy: root classes whose instances forward every message to a
 /// wrapped target through `forwardInvocation:`.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Swift closures for each forwarding stage. Each installs (or replaces) the real method the
 /// runtime looks for, so C code that defines the method by hand behaves the same.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A Swift caller's frame: laid out by the types the caller sent with (`signature`), so every
 /// stage checks the method it reaches against them. A caller that states no return type

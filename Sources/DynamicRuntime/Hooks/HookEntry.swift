@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Synchronization
 
 /// How calls enter a hook's trampoline, chosen from the signature when the hook is installed.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Per-object hooks without a class per object: every instance of a class that has hooks of its
 /// own shares one hidden subclass, whose hooked entries run the receiver's own chain (from its

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 extension HookRegistry {
     /// Hooks waiting for a class of their name, in the order asked for (lock held). A name's

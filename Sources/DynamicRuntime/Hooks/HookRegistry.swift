@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// Installs and removes hooks. All changes happen under the runtime lock; senders see either

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // A record kept for reuse by a throttle's captured calls: handed between a hook and a limiter
 // as an opaque word, so a spare is exchanged with one atomic operation instead of a lock.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 // The call path of a hooked method: read the chain under the RCU (no lock), run it, reach the

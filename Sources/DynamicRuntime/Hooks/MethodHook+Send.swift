@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // A call of a hooked method over integer-register words: a typed send (the method record
 // names its hook, `MethodRecord.hookWord`) or a C caller through the register entry. The

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A hook asked for on a class by name before that class may exist (InterposeKit's
 /// `whenAvailable`): it goes on when a class of that name is registered, or at once when one

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 extension RuntimeClass {
     /// Hooks `selector` for every instance with `options`, e.g. a hook that removes itself after

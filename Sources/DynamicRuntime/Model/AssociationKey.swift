@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A key for associated values. Keys compare by identity: keep one per purpose, e.g. in a
 /// `static let`.

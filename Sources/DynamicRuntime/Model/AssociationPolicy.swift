@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// How an associated object is held, as objc4's `objc_AssociationPolicy`. The raw values
 /// are objc4's and the C API's (`SF_ASSOCIATION_*`).

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // Closure methods of `Int` arguments returning `Int` (the `@IntMethodBody` overloads): the
 // closure is kept at its own type, so the slot's thunk and typed sends call it directly. A

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // Closure methods whose arguments all travel in integer registers: the typed overloads erase
 // the closure to a `WordBody`; a slot jumps to a `@convention(c)` thunk per register count and

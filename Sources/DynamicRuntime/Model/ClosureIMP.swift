@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Synchronization
 
 /// The body a closure IMP runs: (return storage, argument pointers incl. self and _cmd).

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A token for removing a dealloc observer.
 public struct DeallocObserverToken: Hashable, Sendable {

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// Hidden per-object subclasses are torn down with their object. Hooks install the handler.

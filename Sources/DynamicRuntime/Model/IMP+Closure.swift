@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// IMPs from closures that are not bound to a class (`imp_implementationWithBlock`,
 /// `imp_getBlock`): made once, installed with `addMethod(_:implementation:types:)`,

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Synchronization
 
 /// A method implementation: a C function pointer to cast and call with (receiver, selector,

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// An instance variable: a typed slot at a fixed offset in every instance of a class.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 extension MessageReceiver {
     /// Associates a Swift value with the object until it is deallocated or the key is reset

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Typed access to instance variables. Object ivars are strong: setting retains the new value
 /// and releases the old one. Weak ones go through the weak table: setting re-points the

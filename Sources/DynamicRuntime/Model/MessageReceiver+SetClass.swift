@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// isa swizzling (`object_setClass`), the mechanism of KVO-style observers, with the checks

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// `method_invoke`: calls a method's current implementation on a receiver directly, without
 /// a lookup, through the dynamic send machinery (arguments checked against the signature).

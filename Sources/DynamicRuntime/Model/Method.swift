@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Synchronization
 
 /// A method of a class: its selector, signature and current implementation.

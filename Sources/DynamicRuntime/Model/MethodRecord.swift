@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Synchronization
 
 /// A method-table entry as Swift sees it. It owns its C struct (from the method pool) and

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A class's own methods by selector: open addressing over one word per bucket (the record,
 /// which knows its selector), filled up to 7/8. A dictionary of selector and record costs two

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// An owning handle to a runtime object: retains on creation, releases when it goes away.

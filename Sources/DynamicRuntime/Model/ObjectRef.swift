@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// A reference to a runtime object that does not own it, like Objective-C's `id` without ARC:

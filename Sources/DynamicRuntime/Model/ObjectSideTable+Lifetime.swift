@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 // A side table is dropped from its object as soon as nothing needs it (no hook of the

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// One attribute of a property: a one-character name and a value, as objc4's
 /// `objc_property_attribute_t` (`T` type, `R` readonly, `C` copy, `&` retain, `N` nonatomic,

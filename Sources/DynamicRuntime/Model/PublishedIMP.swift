@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Synchronization
 
 /// An IMP and the owner keeping it alive, published as one immutable value.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Class aliases (libobjc2's `class_registerAlias_np`): other names a class is found by.
 extension RuntimeClass {

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// objc4's class_addMethodsBulk / class_replaceMethodsBulk: many methods under one acquisition
 /// of the runtime lock and at most one cache flush, for a class built from a table.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // Typed closure overloads for arities 0 to 4. A closure's parameter and return types imply its
 // signature; `types`, when given, must agree with it, or the call throws signatureMismatch.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 extension RuntimeClass {
     /// A registered copy of this class under a new name (`objc_duplicateClass`): the same

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Extra bytes at allocation (`class_createInstance(cls, extraBytes)`) and
 /// `object_getIndexedIvars`: storage after the ivars, aligned for any scalar (16 bytes, or

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // The `Int` overloads of `addMethod` and `replaceMethod` (arities 0 to 4): a closure of `Int`
 // arguments returning `Int` is kept at its own type, so calls reach it without a

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Adding, replacing, exchanging and removing methods. All writers take the runtime lock;
 /// senders never do.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // The non-throwing `Int` overloads of `addMethod` and `replaceMethod` (arities 0 to 4). A
 // closure that cannot throw prefers them to the throwing ones (RuntimeClass+IntClosureMethods

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 // Closure methods of any number of arguments. The fixed-arity closure methods
 // (RuntimeClass+ClosureMethods.swift and the `Int` ones) are preferred by overload ranking

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Adopting protocols, and conformance through superclasses and incorporated protocols.
 extension RuntimeClass {

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// `class_setSuperclass`, made safe: instances are laid out by their class chain, so the
 /// chain may only change while no instance of the class or its subclasses exists, and only to

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// A declared property of a class (`objc_property_t`): a name and checked attributes.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 extension Selector {
     /// The selector with that name if one is registered, without registering it

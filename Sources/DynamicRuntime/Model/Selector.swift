@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// An interned method name: one id per name, process-wide, compared and hashed in O(1).

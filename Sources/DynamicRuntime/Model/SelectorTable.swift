@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// The process-wide name table. Selectors are never freed, as in Objective-C.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// A method's types, parsed once and prepared for libffi (`ffi_cif`).

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// Interns signatures and the libffi struct types they use.

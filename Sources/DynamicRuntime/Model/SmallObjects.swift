@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Small objects (tagged pointers), as `objc_registerSmallObjectClass_np` and objc4's tagged
 /// pointers: a value that is an object without an allocation. The reference itself holds a

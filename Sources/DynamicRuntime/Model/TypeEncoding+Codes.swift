@@ -1,6 +1,6 @@
-import CShims
+import CDynamicRuntime
 
-// The one Swift table of scalar type codes. CShims/internal/sf_type_codes.h holds the same rows with
+// The one Swift table of scalar type codes. CDynamicRuntime/internal/sf_type_codes.h holds the same rows with
 // their libffi types; TypeCodeTableTests checks that the two agree row for row.
 extension TypeEncoding {
     /// The key code of every pointer type (`^…`); typed sends of pointer values use it directly.

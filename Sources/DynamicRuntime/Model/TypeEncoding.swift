@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// One type of an Objective-C-style type encoding, e.g. `q` (Int64) or `{Point=dd}`.
 public indirect enum TypeEncoding: Hashable, Sendable, CustomStringConvertible {

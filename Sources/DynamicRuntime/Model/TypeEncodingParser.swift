@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Parses encodings such as `"q@:qq"` or `"{Point=dd}@:{Point=dd}d"`.
 ///

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// A zeroing weak reference: `object` reads nil once the object has been deallocated.
 ///

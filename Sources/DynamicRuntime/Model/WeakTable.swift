@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// The table of weak slots per object. Loads and dealloc's clearing meet under one lock, so a
 /// weak load either retains a live object or reads nil, never a dying one.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// fork() while other threads use the runtime: the child has only the forking thread, so a

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Carries an error from inside an IMP (a throwing closure or hook) to the sender on the
 /// same thread, across the C frames in between.

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 /// Process-wide runtime state: the class registry, the writers' lock and deferred frees.

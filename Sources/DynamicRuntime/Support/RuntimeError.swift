@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 
 /// Everything a caller can get wrong, and every error a method body throws, each with a
 /// ``Context`` naming the visible class, the selector or ivar, what was expected and what was

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Glibc
 
 final class RuntimeState: @unchecked Sendable {

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import DynamicRuntime
 
 /// The (object, selector) a rule is performing on this thread, and which rule. Another rule's

@@ -1,7 +1,7 @@
 // Sends that end at the process-wide forward handler on 8 threads while another thread swaps
 // the handler between two answers and the default (run under TSan in CI).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Dispatch
 import Foundation
 import XCTest

@@ -2,7 +2,7 @@
 // after the class's own stages declined, for each kind of send, before
 // doesNotRecognizeSelector: and the error.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -3,7 +3,7 @@
 // re-send to a forwarding target with their own types. None of it may outlive a change: a
 // method added, replaced or hooked after a forwarded call takes effect on the next call.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

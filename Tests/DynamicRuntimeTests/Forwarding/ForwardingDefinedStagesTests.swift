@@ -2,7 +2,7 @@
 // its Objective-C name — with Swift closures and with C functions using only the C API —
 // rather than through the setResolveInstanceMethod/setForwardingTarget/… helpers.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

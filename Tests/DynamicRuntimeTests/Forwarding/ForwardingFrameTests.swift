@@ -1,7 +1,7 @@
 // One miss sequence for both kinds of frame: a Swift send and sf_msg_send visit the same
 // stages, in the same order, and end the same way.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -1,6 +1,6 @@
 // The forwarding path from C (sf_msg_send), and its loops and failures.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

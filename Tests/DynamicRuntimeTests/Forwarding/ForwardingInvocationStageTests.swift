@@ -1,6 +1,6 @@
 // Stages 3 and 4 of the forwarding path: forwardInvocation: and doesNotRecognizeSelector:.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

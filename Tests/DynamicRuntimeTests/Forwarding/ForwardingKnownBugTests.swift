@@ -1,7 +1,7 @@
-// Regression tests for forwarding-related bugs found outside the forwarding files (CShims,
+// Regression tests for forwarding-related bugs found outside the forwarding files (CDynamicRuntime,
 // MessageSend, CAPI, Object). All are fixed; each test reproduces the original failure.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -1,6 +1,6 @@
 // Every stage of the forwarding path, in Objective-C's order.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -1,6 +1,6 @@
 // Stages 1 and 2 of the forwarding path: the resolver, then forwardingTargetForSelector:.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -1,6 +1,6 @@
 // NSProxy-style proxies (Proxy.makeClass / Proxy.create).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

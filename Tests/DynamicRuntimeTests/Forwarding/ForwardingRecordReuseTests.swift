@@ -2,7 +2,7 @@
 // next forwarded call of its signature when the handler kept no copy, and left alone when it
 // did.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

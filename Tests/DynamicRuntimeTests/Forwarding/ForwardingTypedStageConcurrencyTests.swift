@@ -2,7 +2,7 @@
 // signature's spare record, while another thread replaces the handler and flips the
 // forwarding target's answer (run under TSan in CI).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Dispatch
 import Foundation
 import XCTest

@@ -3,7 +3,7 @@
 // on every call, in Objective-C's order, and a declared signature other than the caller's is
 // asked once and checked.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -1,6 +1,6 @@
 // Shared set-up of the invocation record tests, split over two classes.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import Glibc
 import XCTest

@@ -2,7 +2,7 @@
 // wrong types and indexes, return values. Invoking, retaining and replaying:
 // InvocationReplayTests.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import Glibc
 import XCTest

@@ -1,7 +1,7 @@
 // Invocation records — invoking, retaining what they hold,
 // releasing it, and replaying on another thread.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import Glibc
 import XCTest

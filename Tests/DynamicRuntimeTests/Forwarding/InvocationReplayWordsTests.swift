@@ -2,7 +2,7 @@
 // and whose return is a word or none calls the IMP with the record's words directly. Each
 // shape agrees with the argument-vector call (trampolines off), receiver and selector included.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -1,6 +1,6 @@
 // Shared set-up of the hook behaviour tests, split by topic over two classes.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -2,7 +2,7 @@
 // and keeping calls. Where hooks apply, restoration, super, replaceMethod and observers are in
 // HookScopeTests.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

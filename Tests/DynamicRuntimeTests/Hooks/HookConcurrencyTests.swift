@@ -3,7 +3,7 @@
 // these under ThreadSanitizer too:
 //   swift test --sanitize=thread --scratch-path .build-hooks-tsan --filter HookConcurrencyTests
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import XCTest
 @testable import DynamicRuntime

@@ -3,7 +3,7 @@
 // chains: every call sees either the plain method or a whole chain, never a torn one. Run
 // under TSan in CI (the class name matches `Concurrency`).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import Synchronization
 import XCTest

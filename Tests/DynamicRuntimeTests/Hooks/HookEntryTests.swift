@@ -3,7 +3,7 @@
 // it takes no lock and allocates nothing. Each signature class is called through both entries
 // (the register one forced off for the comparison) by two different callers.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import Synchronization
 import XCTest

@@ -1,7 +1,7 @@
 // Lifetimes around hooks: hidden per-object classes live exactly as long as their object,
 // and an invocation a hook captured stays replayable after every hook involved is gone.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Dispatch
 import Foundation
 import XCTest

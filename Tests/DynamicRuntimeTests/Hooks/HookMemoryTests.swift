@@ -1,6 +1,6 @@
 // Hooking and unhooking many times frees everything it made.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -2,7 +2,7 @@
 // __ASPECTS_ARE_BEING_CALLED__, Stinger's testInstanceMethodB), hooks that remove themselves
 // after their first call, and listing and removing hooks by identifier.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Dispatch
 import XCTest
 @testable import DynamicRuntime

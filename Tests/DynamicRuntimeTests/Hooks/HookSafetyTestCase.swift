@@ -1,6 +1,6 @@
 // Shared set-up of the hook safety tests, split over two classes.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

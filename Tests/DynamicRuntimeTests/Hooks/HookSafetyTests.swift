@@ -1,7 +1,7 @@
 // Hooks that cannot be installed and hooks that throw. Tokens
 // that outlive what they hooked and re-entrant sends: HookTokenAndReentryTests.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

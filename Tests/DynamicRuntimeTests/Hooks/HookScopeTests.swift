@@ -1,7 +1,7 @@
 // Where hooks apply (class, inherited, per-instance), exact
 // restoration, super calls, replaceMethod on a hooked method and observers.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

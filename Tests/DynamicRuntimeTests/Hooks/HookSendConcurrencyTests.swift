@@ -3,7 +3,7 @@
 // hooks and replaces the original with each kind of implementation: every call sees the plain
 // method or a whole chain over a valid original. Run under TSan in CI (`Concurrency`).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import Synchronization
 import XCTest

@@ -4,7 +4,7 @@
 // body, vector body) is decided when it is published. Each chain shape and each kind of
 // original is checked against the same call made from C through the IMP (the slot's entry).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import Synchronization
 import XCTest

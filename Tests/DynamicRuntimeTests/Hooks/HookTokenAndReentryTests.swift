@@ -1,7 +1,7 @@
 // Tokens that outlive what they hooked, hooked methods the
 // runtime will not remove or move, and hooks that send messages back to their own object.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -2,7 +2,7 @@
 // hook's trampoline unchanged — scalars, C strings, objects, classes, selectors, pointers,
 // structs in registers and in memory, and many-argument signatures that spill to the stack.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -6,7 +6,7 @@
 // receiver's own instead-only chain through its side table. Each path is checked against the
 // same call made from C, and against the general path it replaces.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Synchronization
 import XCTest
 @testable import DynamicRuntime

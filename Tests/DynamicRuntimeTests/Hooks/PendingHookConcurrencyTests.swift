@@ -3,7 +3,7 @@
 // ThreadSanitizer too:
 //   swift test --sanitize=thread --filter PendingHookConcurrencyTests
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Glibc
 import XCTest
 @testable import DynamicRuntime

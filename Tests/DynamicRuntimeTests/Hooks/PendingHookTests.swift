@@ -2,7 +2,7 @@
 // when they go on, in which order, what removing them does in each state, and what a class
 // that cannot take them leaves behind.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

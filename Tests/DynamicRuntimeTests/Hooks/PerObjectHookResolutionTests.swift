@@ -1,7 +1,7 @@
 // A per-object hook's entry resolves the visible class's method when caches are flushed, not
 // on every call: every change to the methods it wraps must still reach the next call.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

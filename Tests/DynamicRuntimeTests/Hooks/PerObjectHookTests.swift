@@ -1,7 +1,7 @@
 // Per-object hooks without a class per object. Every instance with hooks of its own
 // shares one hidden subclass of its class; the promises of per-object hooks are kept.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Dispatch
 import XCTest
 @testable import DynamicRuntime

@@ -2,7 +2,7 @@
 // an object pointer, retained where objects are; an array is inline in an ivar or a struct and
 // a pointer as a method argument.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

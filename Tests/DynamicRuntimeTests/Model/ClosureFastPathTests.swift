@@ -3,7 +3,7 @@
 // body names the receiver's visible class whichever class the lookup started at, and a miss,
 // a cached forwarding marker or a different signature still takes its own path.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -4,7 +4,7 @@
 // path (the same body through the generic overloads, as `Int64`, which encodes the same), and
 // the overload choice is checked for the closures people write without annotations.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

@@ -2,7 +2,7 @@
 // layout Swift does not promise: the runtime checks it once and falls back to the word body
 // where it does not hold. These tests fail on a toolchain where it does not.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

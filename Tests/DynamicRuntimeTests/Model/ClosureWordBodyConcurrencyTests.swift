@@ -1,7 +1,7 @@
 // Typed sends that call closure bodies directly, and forwarded sends, while other
 // threads replace, hook and unhook the methods they reach (run under TSan in CI).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Dispatch
 import Foundation
 import XCTest

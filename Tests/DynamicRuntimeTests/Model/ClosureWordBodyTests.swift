@@ -4,7 +4,7 @@
 // over an argument vector, which the spill entry and libffi closures run; the libffi closures
 // themselves are checked in a child process: TrampolineFallbackTests).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 

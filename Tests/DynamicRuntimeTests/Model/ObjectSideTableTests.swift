@@ -2,7 +2,7 @@
 // association or dealloc observer), so an object hooked and unhooked costs what a plain one
 // does; what still needs the table survives a hook's removal.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Dispatch
 import XCTest
 @testable import DynamicRuntime

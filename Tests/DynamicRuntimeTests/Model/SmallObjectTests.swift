@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import Synchronization
 import XCTest
 @testable import DynamicRuntime

@@ -1,9 +1,9 @@
 import TestSupport
-import CShims
+import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 
-/// The scalar type codes are listed twice, once per language: CShims/internal/sf_type_codes.h (libffi
+/// The scalar type codes are listed twice, once per language: CDynamicRuntime/internal/sf_type_codes.h (libffi
 /// types, key codes) and `TypeEncoding.scalarCode`. These tests hold the two to the same rows.
 final class TypeCodeTableTests: XCTestCase {
     private func swiftType(for character: UInt8) -> TypeEncoding? {

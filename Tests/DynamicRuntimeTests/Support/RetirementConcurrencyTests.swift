@@ -2,7 +2,7 @@
 // but a writer's cost per retired item must stay constant (it was quadratic: every collection
 // rebuilt the whole waiting list, 1,600 hook/unhook cycles held 588 MiB).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import XCTest
 @testable import DynamicRuntime

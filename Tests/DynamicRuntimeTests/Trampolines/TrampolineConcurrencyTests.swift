@@ -2,7 +2,7 @@
 // arguments) while another thread hooks and unhooks them, so hook slots are retired and reused
 // all the time: a slot reused before its grace period would send a call to the wrong context.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import XCTest
 @testable import DynamicRuntime

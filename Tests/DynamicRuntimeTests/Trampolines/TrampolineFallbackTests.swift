@@ -2,7 +2,7 @@
 // and forwarding with SF_TRAMPOLINES=0 (in a child process: the variable is read once per
 // process). TrampolineTests forces it in the test process too, with sf_tramp_set_enabled.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import XCTest
 @testable import DynamicRuntime

@@ -1,7 +1,7 @@
 // A trampoline slot's lifetime — immutable once handed out (retargeting publishes a
 // new slot), and reused only after the RCU grace period of its retirement.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import XCTest
 @testable import DynamicRuntime

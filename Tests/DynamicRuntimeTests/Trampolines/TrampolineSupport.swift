@@ -2,7 +2,7 @@
 // hooks, with deterministic bytes per argument, from a real System V caller (libffi's ffi_call)
 // and from the runtime's own direct call (sf_tramp_call_args).
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import XCTest
 @testable import DynamicRuntime

@@ -3,7 +3,7 @@
 // fallback included, forced here by the test hook sf_tramp_set_enabled), and slots near their
 // targets. Lifetime: TrampolineLifetimeTests; SF_TRAMPOLINES=0: TrampolineFallbackTests.
 import TestSupport
-import CShims
+import CDynamicRuntime
 import Foundation
 import XCTest
 @testable import DynamicRuntime

@@ -1,4 +1,4 @@
-import CShims
+import CDynamicRuntime
 import TestSupport
 import XCTest
 @testable import DynamicRuntime
