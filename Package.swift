@@ -40,9 +40,17 @@ let package = Package(
             name: "DynamicRuntime",
             dependencies: ["CDynamicRuntime"]
         ),
+        // The throttle engine's C side: the rules' C API header and the engine's thread state.
+        .target(
+            name: "CMessageThrottle",
+            dependencies: ["CDynamicRuntime"],
+            path: "CMessageThrottle",
+            publicHeadersPath: "include",
+            cSettings: [.headerSearchPath("internal")]
+        ),
         .target(
             name: "MessageThrottle",
-            dependencies: ["DynamicRuntime"]
+            dependencies: ["DynamicRuntime", "CMessageThrottle"]
         ),
         .target(
             name: "SelectorRunLoop",
@@ -50,7 +58,7 @@ let package = Package(
         ),
         // The C API's throttle rules: it needs both modules above, so it is a module of its own,
         // bundled into libSelectorForwarding.so.
-        .target(name: "MessageThrottleCAPI", dependencies: ["DynamicRuntime", "MessageThrottle"]),
+        .target(name: "MessageThrottleCAPI", dependencies: ["DynamicRuntime", "MessageThrottle", "CMessageThrottle"]),
         .executableTarget(
             name: "forwarding",
             dependencies: [
@@ -66,7 +74,7 @@ let package = Package(
         // method body and loop, used by `forwarding bench` and by Benchmarks/ (package-benchmark
         // lives there only). DispatchFixtures is plain C against the public C header: the
         // method body of the floor and the loops that measure the C API from C.
-        .target(name: "DispatchFixtures", dependencies: ["CDynamicRuntime"], path: "Fixtures/DispatchFixtures"),
+        .target(name: "DispatchFixtures", dependencies: ["CDynamicRuntime", "CMessageThrottle"], path: "Fixtures/DispatchFixtures"),
         .target(name: "BenchFixtures", dependencies: ["DispatchFixtures", "CDynamicRuntime", "DynamicRuntime", "MessageThrottle", "MessageThrottleCAPI", "SelectorRunLoop"],
                 path: "Fixtures/BenchFixtures"),
         // Counts heap allocations for `forwarding bench` by replacing malloc in that executable

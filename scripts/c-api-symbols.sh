@@ -5,4 +5,6 @@
 # declarations count, wherever they are.
 set -euo pipefail
 header="${1:-$(dirname "$0")/../CDynamicRuntime/include/SelectorForwarding.h}"
-"${CC:-cc}" -E -P -x c "$header" | grep -v '^typedef' | grep -oE '\bsf_[A-Za-z0-9_]+ *\(' | tr -d ' (' | sort -u
+# The throttle header lives with the throttle engine (CMessageThrottle); the umbrella includes
+# it where it can find it, as in an installed tree.
+"${CC:-cc}" -E -P -x c -I "$(dirname "$header")" -I "$(dirname "$0")/../CMessageThrottle/include" "$header" | grep -v '^typedef' | grep -oE '\bsf_[A-Za-z0-9_]+ *\(' | tr -d ' (' | sort -u

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 build="${1:-.build/debug}"
 modules="$build/Modules"
 [ -f "$modules/DynamicRuntime.swiftmodule" ] || { echo "no $modules/DynamicRuntime.swiftmodule: run swift build first" >&2; exit 2; }
-flags=(-swift-version 6 -I "$modules" -I CDynamicRuntime/include)
+flags=(-swift-version 6 -I "$modules" -I CDynamicRuntime/include -I CMessageThrottle/include)
 scratch=.build-concurrency-check
 mkdir -p "$scratch"
 failed=0
@@ -37,7 +37,7 @@ for file in scripts/concurrency-check/racy/*.swift; do
 done
 
 objects=()
-for target in CDynamicRuntime DynamicRuntime MessageThrottle; do
+for target in CDynamicRuntime DynamicRuntime CMessageThrottle MessageThrottle; do
     objects+=("$build/$target.build"/*.o)
 done
 if swiftc "${flags[@]}" scripts/concurrency-check/sound/main.swift "${objects[@]}" -lffi -o "$scratch/sound" 2>"$scratch/sound.log" \

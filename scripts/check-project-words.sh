@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 if [ "$#" -gt 0 ]; then
     paths=("$@")
 else
-    paths=(Sources Fixtures Fuzz Tests CDynamicRuntime examples Benchmarks scripts docs README.md CONTRIBUTING.md)
+    paths=(Sources Fixtures Fuzz Tests CDynamicRuntime CMessageThrottle examples Benchmarks scripts docs README.md CONTRIBUTING.md)
 fi
 for p in "${paths[@]}"; do
     [ -e "$p" ] || { echo "check-project-words: no such path: $p" >&2; exit 2; }

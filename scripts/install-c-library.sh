@@ -35,7 +35,8 @@ install -d "$prefix/lib/pkgconfig" "$prefix/include/SelectorForwarding"
 strip --strip-unneeded -o "$prefix/lib/libSelectorForwarding.so" "$scratch/release/libSelectorForwarding.so"
 chmod 755 "$prefix/lib/libSelectorForwarding.so"
 install -m 644 "$header" "$prefix/include/SelectorForwarding.h"
-install -m 644 "$root"/CDynamicRuntime/include/SelectorForwarding/*.h "$prefix/include/SelectorForwarding/"
+install -m 644 "$root"/CDynamicRuntime/include/SelectorForwarding/*.h "$root"/CMessageThrottle/include/SelectorForwarding/*.h \
+    "$prefix/include/SelectorForwarding/"
 version="$(cat "$header" "$root"/CDynamicRuntime/include/SelectorForwarding/*.h | sed -n 's/^#define SF_VERSION_STRING "\(.*\)"/\1/p')"
 cat > "$prefix/lib/pkgconfig/selector-forwarding.pc" <<PC
 prefix=$prefix

@@ -21,6 +21,10 @@
 #include "SelectorForwarding/objects.h"      /* instances, weak, associated objects, observers */
 #include "SelectorForwarding/hooks.h"        /* sf_call_t, hooks, C-function methods */
 #include "SelectorForwarding/invocations.h"  /* invocation records, forwarding handlers */
-#include "SelectorForwarding/throttle.h"     /* throttle rules, manual clocks */
+/* Throttle rules and manual clocks belong to the layer above (CMessageThrottle): installed,
+ * the header is here; the runtime's own build does not see it. */
+#if __has_include("SelectorForwarding/throttle.h")
+#include "SelectorForwarding/throttle.h"
+#endif
 
 #endif

@@ -48,12 +48,6 @@ extern _Thread_local void *sf_capi_call_top __attribute__((tls_model("initial-ex
 static inline void *sf_capi_calls(void) { return sf_capi_call_top; }
 static inline void sf_capi_set_calls(void *top) { sf_capi_call_top = top; }
 
-/* The throttle engine's markers of the calls its rules are performing on this thread (a linked
- * list on the stack, NULL when none): read on every throttled call, so no pthread key. */
-extern _Thread_local void *sf_throttle_performing __attribute__((tls_model("initial-exec")));
-static inline void *sf_throttle_performing_top(void) { return sf_throttle_performing; }
-static inline void sf_throttle_set_performing_top(void *top) { sf_throttle_performing = top; }
-
 /* Forwarding depth on this thread: a forwardInvocation: that re-sends to itself is an error,
  * not a stack overflow. */
 extern _Thread_local int sf_forward_depth __attribute__((tls_model("initial-exec")));

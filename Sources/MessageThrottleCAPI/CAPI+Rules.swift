@@ -1,4 +1,5 @@
 import CDynamicRuntime
+import CMessageThrottle
 import DynamicRuntime
 import MessageThrottle
 

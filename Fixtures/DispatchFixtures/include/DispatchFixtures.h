@@ -6,6 +6,7 @@
 #define DISPATCH_FIXTURES_H
 
 #include <SelectorForwarding.h>
+#include <SelectorForwarding/throttle.h>  /* from CMessageThrottle, which the umbrella does not reach here */
 
 /* - (long)add:(long)a to:(long)b — the IMP of every C-function method in the suite. */
 long sfb_add(sf_id self, sf_sel cmd, long a, long b);

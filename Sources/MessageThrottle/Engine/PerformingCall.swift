@@ -1,4 +1,5 @@
 import CDynamicRuntime
+import CMessageThrottle
 import DynamicRuntime
 
 /// The (object, selector) a rule is performing on this thread, and which rule. Another rule's

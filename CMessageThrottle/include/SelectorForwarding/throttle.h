@@ -1,11 +1,13 @@
 /*
  * SelectorForwarding — throttle rules and manual clocks (MessageThrottle).
- * Part of the public C API: include <SelectorForwarding.h>.
+ * Part of the public C API: include <SelectorForwarding.h>. It lives with the throttle
+ * engine's C side (CMessageThrottle), above the runtime's; installed, it sits beside the other
+ * topic headers.
  */
 #ifndef SELECTOR_FORWARDING_THROTTLE_H
 #define SELECTOR_FORWARDING_THROTTLE_H
 
-#include "invocations.h"
+#include "SelectorForwarding/invocations.h"
 
 #ifdef __cplusplus
 extern "C" {
