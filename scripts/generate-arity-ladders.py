@@ -119,6 +119,32 @@ def int_params(n):
     return "ObjectRef" + "".join(", Int" for _ in range(n))
 
 
+def int_overloads(throwing):
+    """The `Int` overloads of every arity, throwing or not (their docs differ only in that)."""
+    if throwing:
+        docs = ("    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.",
+                "    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.")
+    else:
+        docs = ("""    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int` that
+    /// does not throw.""", """    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int` that
+    /// does not throw; returns the previous IMP, if any.""")
+    effect, flag = (" throws", "") if throwing else ("", ", nonThrowing: true")
+    out = []
+    for n in range(MAX_ARITY + 1):
+        for replacing in (False, True):
+            if out:
+                out.append("")
+            out.append(docs[replacing])
+            out.append(f"""    @discardableResult
+    public func {'replaceMethod' if replacing else 'addMethod'}(
+        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable ({int_params(n)}){effect} -> Int
+    ) throws(RuntimeError) -> {'IMP?' if replacing else 'Method'} {{
+        let (imp, sig) = try intIMP(selector, types, body{flag})
+        return try install(selector, imp, sig, replacing: {'true' if replacing else 'false'}).{'previous' if replacing else 'method'}
+    }}""")
+    return out
+
+
 def int_closure_methods():
     out = ["""import CDynamicRuntime
 
@@ -145,23 +171,7 @@ public enum IntMethodBody {
 }
 
 extension RuntimeClass {"""]
-    first = True
-    for n in range(MAX_ARITY + 1):
-        for replacing in (False, True):
-            if not first:
-                out.append("")
-            first = False
-            if replacing:
-                out.append("    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int`; returns the previous IMP, if any.")
-            else:
-                out.append("    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int`.")
-            out.append(f"""    @discardableResult
-    public func {'replaceMethod' if replacing else 'addMethod'}(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable ({int_params(n)}) throws -> Int
-    ) throws(RuntimeError) -> {'IMP?' if replacing else 'Method'} {{
-        let (imp, sig) = try intIMP(selector, types, body)
-        return try install(selector, imp, sig, replacing: {'true' if replacing else 'false'}).{'previous' if replacing else 'method'}
-    }}""")
+    out += int_overloads(throwing=True)
     out.append("""}
 
 // The closure IMP of each arity, for addMethod and replaceMethod alike.
@@ -197,25 +207,7 @@ def non_throwing_int_closure_methods():
 // Written by scripts/generate-arity-ladders.py: edit its table and templates, not this file.
 
 extension RuntimeClass {"""]
-    first = True
-    for n in range(MAX_ARITY + 1):
-        for replacing in (False, True):
-            if not first:
-                out.append("")
-            first = False
-            if replacing:
-                out.append("""    /// Replaces (or adds) a method with a Swift closure of `Int` arguments returning `Int` that
-    /// does not throw; returns the previous IMP, if any.""")
-            else:
-                out.append("""    /// Adds a method implemented by a Swift closure of `Int` arguments returning `Int` that
-    /// does not throw.""")
-            out.append(f"""    @discardableResult
-    public func {'replaceMethod' if replacing else 'addMethod'}(
-        _ selector: Selector, types: String? = nil, @IntMethodBody _ body: @escaping @Sendable ({int_params(n)}) -> Int
-    ) throws(RuntimeError) -> {'IMP?' if replacing else 'Method'} {{
-        let (imp, sig) = try intIMP(selector, types, body, nonThrowing: true)
-        return try install(selector, imp, sig, replacing: {'true' if replacing else 'false'}).{'previous' if replacing else 'method'}
-    }}""")
+    out += int_overloads(throwing=False)
     out.append("}\n")
     return "\n".join(out)
 
