@@ -239,6 +239,26 @@ extension BenchCase {
                 }
             })
         }
+        // The floor's call from 1 and 2 threads: it reads no shared data, so what 9j costs over
+        // 9i is what two threads cost each other on this machine (two virtual CPUs of one core
+        // share its execution units) — the baseline for 9h over 9g.
+        for (threads, letter) in zip([1, 2], ["i", "j"]) {
+            let name = "direct call, \(threads) thread\(threads == 1 ? "" : "s") (time per thread, nothing shared)"
+            list.append(BenchCase(id: "9" + letter, name: name, threads: threads) { f in
+                let floor = f.floor
+                nonisolated(unsafe) let obj = f.ref.raw, sel = f.add.raw
+                return { n in
+                    nonisolated(unsafe) let sums = UnsafeMutableBufferPointer<Int>.allocate(capacity: threads)
+                    defer { sums.deallocate() }
+                    DispatchQueue.concurrentPerform(iterations: threads) { t in
+                        var acc = 0
+                        for i in 0..<n { acc &+= floor(obj, sel, i, 1) }
+                        sums[t] = acc
+                    }
+                    return sums.reduce(0, &+)
+                }
+            })
+        }
         // 11: object costs. 11a: a retain and a release (the header's count word); 11b: a
         // per-object hook, to compare with the class-wide 4a. 11c-11e are MemoryCases.
         list.append(BenchCase(id: "11a", name: "sf_retain + sf_release (C loop)") { f in

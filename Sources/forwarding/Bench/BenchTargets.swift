@@ -13,6 +13,7 @@ enum BenchTargets {
     /// Reported with the targets but held to none.
     static let informational: [(label: String, id: String, base: String, note: String)] = [
         ("2 threads vs 1, per thread", "9h", "9g", "no target; 1.00× is perfect scaling"),
+        ("2 threads vs 1, nothing shared", "9j", "9i", "no target; the machine's own cost of a second thread"),
         ("perform request vs RunLoop.perform(inModes:)", "10a", "10c", "no target; both include a loop pass"),
         ("selector timer vs Foundation block Timer", "10b", "10d", "no target; both include a loop pass"),
         // The libffi closure (forced fallback) against the trampoline slot it was replaced by.
