@@ -20,9 +20,18 @@ extension RuntimeClass {
     /// Stage 2: `body(receiver, selector)` names another object to receive the message
     /// unchanged, or nil to go on to stage 3.
     public func setForwardingTarget(_ body: @escaping @Sendable (ObjectRef, Selector) throws -> ObjectRef?) throws(RuntimeError) {
-        try replaceMethod(Forwarding.forwardingTarget) { (recv: ObjectRef, sel: Selector) throws -> OwnedObject in
-            OwnedObject(retaining: try body(recv, sel)?.raw)
+        // Built here, as `setForwardInvocation`'s is: typed sends call this word body itself, with
+        // no generic adapter closure between it and `body` (stage 2 runs on every forwarded send).
+        let word: WordBody = { o, s, sel, _, _, _ in
+            let sel = try Selector.fromWord(sel, receiver: o, selector: s, 2)
+            return OwnedObject(retaining: try body(ObjectRef(word: o), sel)?.raw).word
         }
+        let (imp, sig) = try closureIMP(Forwarding.forwardingTarget, declared: nil, returns: OwnedObject.returnEncoding,
+                                        arguments: [Selector.typeEncoding], word: word) { ret, args in
+            let target = OwnedObject(retaining: try body(ObjectRef(argumentStorage: args[0]!), Selector.argument(args, 2))?.raw)
+            target.storeReturn(to: ret)
+        }
+        try install(Forwarding.forwardingTarget, imp, sig, replacing: true)
     }
 
     /// Stage 3a: the signature of a selector this class forwards (needed for C senders; Swift
