@@ -6,6 +6,14 @@ sf_forward_target_fn _Atomic sf_forward_target;
 
 void sf_install_forward_target(sf_forward_target_fn fn) { atomic_store(&sf_forward_target, fn); }
 
+sf_sel _Atomic sf_stage_selectors[SF_STAGE_COUNT];
+
+void sf_install_stage_selectors(sf_sel forwarding_target, sf_sel method_signature, sf_sel forward_invocation) {
+    atomic_store(&sf_stage_selectors[SF_STAGE_FORWARDING_TARGET], forwarding_target);
+    atomic_store(&sf_stage_selectors[SF_STAGE_METHOD_SIGNATURE], method_signature);
+    atomic_store(&sf_stage_selectors[SF_STAGE_FORWARD_INVOCATION], forward_invocation);
+}
+
 #if defined(__x86_64__) && defined(__ELF__)
 void sf_forward_zero_return(void);
 void sf_forward_zero_return_stret(void);

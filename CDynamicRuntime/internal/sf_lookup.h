@@ -65,6 +65,14 @@ typedef sf_imp (*sf_forward_target_fn)(void *a0, void *a1, void *a2, int *stret)
 extern sf_forward_target_fn _Atomic sf_forward_target;
 void sf_install_forward_target(sf_forward_target_fn fn);
 void sf_install_dealloc_hook(sf_dealloc_hook_fn fn);
+/* The selectors of the forwarding stages every forwarded send looks up, registered by the Swift
+ * runtime before any class exists (NULL until then): the miss path reads them with one load. */
+enum { SF_STAGE_FORWARDING_TARGET, SF_STAGE_METHOD_SIGNATURE, SF_STAGE_FORWARD_INVOCATION, SF_STAGE_COUNT };
+extern sf_sel _Atomic sf_stage_selectors[SF_STAGE_COUNT];
+void sf_install_stage_selectors(sf_sel forwarding_target, sf_sel method_signature, sf_sel forward_invocation);
+static inline sf_sel sf_stage_selector(int stage) {
+    return atomic_load_explicit(&sf_stage_selectors[stage], memory_order_relaxed);
+}
 /* The root class's `dealloc` (the runtime's teardown), for [super dealloc] from a root class. */
 extern sf_imp _Atomic sf_root_dealloc_imp;
 extern sf_sel _Atomic sf_root_dealloc_sel;

@@ -20,6 +20,18 @@ enum Forwarding {
 
     static let maximumDepth = 64
 
+    /// The selectors every forwarded send looks up, read from their C copies (set before any
+    /// class exists): a `static let` costs a once-check on each read.
+    static var forwardingTargetSelector: Selector { stageSelector(Int32(SF_STAGE_FORWARDING_TARGET), forwardingTarget) }
+    static var methodSignatureSelector: Selector { stageSelector(Int32(SF_STAGE_METHOD_SIGNATURE), methodSignature) }
+    static var forwardInvocationSelector: Selector { stageSelector(Int32(SF_STAGE_FORWARD_INVOCATION), forwardInvocation) }
+
+    @inline(__always)
+    private static func stageSelector(_ stage: Int32, _ registered: @autoclosure () -> Selector) -> Selector {
+        if let raw = sf_stage_selector(stage) { return Selector(raw: raw) }
+        return registered()
+    }
+
     /// Selectors whose methods define forwarding itself: not hookable.
     static let reserved: Set<Selector> = [resolveInstanceMethod, resolveClassMethod, forwardingTarget,
                                           methodSignature, forwardInvocation, doesNotRecognize]
@@ -55,7 +67,7 @@ enum Forwarding {
     /// run stages 1 and 2 with their own types, start here.
     static func invocationStages<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
                                                          frame: Frame) throws(RuntimeError) -> Frame.Outcome {
-        if let handler = sf_lookup_method(cls, forwardInvocation.raw) {
+        if let handler = sf_lookup_method(cls, forwardInvocationSelector.raw) {
             return try invocationStage(raw, selector, cls: cls, frame: frame, handler: handler,
                                        declared: try methodSignature(raw, selector, cls))
         }
@@ -100,8 +112,9 @@ enum Forwarding {
 
     /// Stage 2: returns a +1 target other than the receiver, or nil.
     static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
-        guard let m = sf_lookup_method(cls, forwardingTarget.raw) else { return nil }
-        let target: OwnedObject = try sendFound(m, raw, forwardingTarget, cls, selector)
+        let stage = forwardingTargetSelector
+        guard let m = sf_lookup_method(cls, stage.raw) else { return nil }
+        let target: OwnedObject = try sendFound(m, raw, stage, cls, selector)
         guard let t = target.raw, t != raw else {
             target.release()
             return nil
@@ -114,14 +127,14 @@ enum Forwarding {
     /// the signature is found by that pointer instead of parsed again.
     @inline(__always)
     static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
-        guard let m = sf_lookup_method(cls, methodSignature.raw) else { return nil }
+        guard let m = sf_lookup_method(cls, methodSignatureSelector.raw) else { return nil }
         return try askMethodSignature(m, raw, selector, cls)
     }
 
     @inline(never)
     private static func askMethodSignature(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector,
                                            _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
-        let text: BorrowedCString = try sendFound(m, raw, methodSignature, cls, selector)
+        let text: BorrowedCString = try sendFound(m, raw, methodSignatureSelector, cls, selector)
         guard let p = text.pointer else { return nil }
         if let known = sf_sig_cache_by_types(p) { return Signature(raw: known) }
         let sig = try Signature(String(cString: p))
@@ -136,7 +149,7 @@ enum Forwarding {
         let previous = sf_swap_delivering_record(record)
         defer { _ = sf_swap_delivering_record(previous) }
         try withExtendedLifetime(invocation) { () throws(RuntimeError) in
-            let _: NoReturn = try sendFound(handler, raw, forwardInvocation, cls, record)
+            let _: NoReturn = try sendFound(handler, raw, forwardInvocationSelector, cls, record)
         }
     }
 

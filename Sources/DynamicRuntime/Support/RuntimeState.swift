@@ -13,6 +13,8 @@ final class RuntimeState: @unchecked Sendable {
         sf_install_root_dealloc(RootDealloc.imp, RootDealloc.selector.raw)
         ForkSafety.install(runtimeLock: lock)
         sf_install_forward_target(forwardTargetEntry)
+        sf_install_stage_selectors(Forwarding.forwardingTarget.raw, Forwarding.methodSignature.raw,
+                                   Forwarding.forwardInvocation.raw)
     }
 
     /// Releases a +1 reference once no reader can reach it: call with `lock` held, after
