@@ -105,9 +105,15 @@ static inline bool sf_cache_resolver_declined(sf_class_t cls, sf_sel sel) {
     return sf_cache_probe(cls, sel) == &sf_declined_method;
 }
 
-static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
+/* The method, a marker (the selector forwards; the resolver declined it) or NULL (lookup failed). */
+static inline sf_method_t sf_lookup_entry(sf_class_t cls, sf_sel sel) {
     sf_method_t m = sf_cache_probe(cls, sel);
     if (__builtin_expect(m == NULL, 0)) m = atomic_load_explicit(&sf_lookup_slow, memory_order_relaxed)(cls, sel);
+    return m;
+}
+
+static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
+    sf_method_t m = sf_lookup_entry(cls, sel);
     return sf_method_is_marker(m) ? NULL : m;
 }
 

@@ -3,6 +3,8 @@ import CDynamicRuntime
 /// The miss path of a typed send: forwarding stages run with the caller's own types, and the
 /// frame a stage-3 handler sees is laid out from them.
 extension MessageSend {
+    /// `declined`: the caller's lookup found the resolver's refusal cached, so stage 1 is not
+    /// probed for again.
     @usableFromInline @inline(never)
     @_specialize(where R == Int)
     @_specialize(where R == Int32)
@@ -12,7 +14,8 @@ extension MessageSend {
     @_specialize(where R == Object?)
     static func typedMiss<R: MessageReturn>(
         _ raw: sf_id, _ selector: Selector, cls: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
-        count: Int, exact: Bool = false, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+        count: Int, exact: Bool, declined: Bool, values: () -> [any MessageArgument],
+        store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
         guard let cls else {
             // `[super dealloc]` from a root class: the root dealloc, as from any other class.
@@ -30,7 +33,7 @@ extension MessageSend {
         defer { sf_lent_drain(lent) }
         try Forwarding.guardDepth(cls, selector)
         defer { sf_forward_depth_exit() }
-        if try Forwarding.resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
+        if !declined, try Forwarding.resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
             return try typedCall(raw, selector, cls: cls, method: m, key: key, words: words, count: count,
                                  values: values, store: store)
         }
@@ -39,7 +42,7 @@ extension MessageSend {
             let targetClass = sf_object_isa(target)!
             guard let m = sf_lookup_method(targetClass, selector.raw) else {
                 return try typedMiss(target, selector, cls: targetClass, key: key, words: words, count: count,
-                                     exact: exact, values: values, store: store)
+                                     exact: exact, declined: false, values: values, store: store)
             }
             return try typedCall(target, selector, cls: targetClass, method: m, key: key, words: words, count: count,
                                  values: values, store: store)

@@ -41,16 +41,19 @@ enum MessageSend {
     }
 
     /// A typed send that is not a cache hit of its own key: the lookup, then the call or the
-    /// miss. Out of line, with the arguments by value: the closures that carry them are built
-    /// here, so the fast path above does not spill the arguments for them.
+    /// miss. Out of line: the closures that carry the arguments are built here, so the fast
+    /// path above does not set them up. A miss on a selector whose resolver declined (the cached
+    /// marker says so) tells the miss path, which then does not probe for it again.
     @inlinable @inline(never)
     static func typedLookup<R: MessageReturn, Args>(
         _ raw: sf_id, _ selector: Selector, start: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
         count: Int, exact: Bool, args: Args, values: (Args) -> [any MessageArgument],
         store: (Args, Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
-        guard let cls = start, let method = sf_lookup_method(cls, selector.raw) else {
+        let entry = start.flatMap { sf_lookup_entry($0, selector.raw) }
+        guard let cls = start, let method = entry, !sf_method_is_marker(method) else {
             return try typedMiss(raw, selector, cls: start, key: key, words: words, count: count, exact: exact,
+                                 declined: entry == sf_declined_method_marker(),
                                  values: { values(args) }, store: { store(args, $0, $1) })
         }
         return try typedCall(raw, selector, cls: cls, method: method, key: key, words: words, count: count,

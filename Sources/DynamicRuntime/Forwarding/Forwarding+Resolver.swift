@@ -8,8 +8,14 @@ extension Forwarding {
     /// Asks the class (or, for class methods, the metaclass) to add the method; true when a
     /// method for `selector` exists afterwards. `raw` is the receiver (for a class method, the
     /// class object); `cls` its isa.
+    @inline(__always)
     static func resolve(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Bool {
         if sf_cache_resolver_declined(cls, selector.raw) { return false }
+        return try askResolver(raw, selector, cls)
+    }
+
+    @inline(never)
+    private static func askResolver(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Bool {
         let isMeta = sf_class_info(cls) & UInt32(SF_CLASS_META) != 0
         let resolver = isMeta ? resolveClassMethod : resolveInstanceMethod
         // The class object receives the resolver; for a class method the receiver is that class.

@@ -99,11 +99,16 @@ enum Forwarding {
 
     // MARK: - Stages
 
+    /// Enters a forwarding level; the error for one too many is built out of line.
+    @inline(__always)
     static func guardDepth(_ cls: sf_class_t, _ selector: Selector) throws(RuntimeError) {
-        if sf_forward_depth_enter() > maximumDepth {
-            sf_forward_depth_exit()
-            throw .forwardingFailed(.init(className: visibleName(cls), selector: selector.name, reason: "forwarding nested more than \(maximumDepth) levels; does forwardInvocation: or a forwarding target send the message back?"))
-        }
+        if _slowPath(sf_forward_depth_enter() > maximumDepth) { throw tooDeep(cls, selector) }
+    }
+
+    @inline(never)
+    private static func tooDeep(_ cls: sf_class_t, _ selector: Selector) -> RuntimeError {
+        sf_forward_depth_exit()
+        return .forwardingFailed(.init(className: visibleName(cls), selector: selector.name, reason: "forwarding nested more than \(maximumDepth) levels; does forwardInvocation: or a forwarding target send the message back?"))
     }
 
     static func implements(_ cls: sf_class_t, _ selector: Selector) -> Bool {
