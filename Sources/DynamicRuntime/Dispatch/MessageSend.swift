@@ -36,18 +36,21 @@ enum MessageSend {
             let visible = receiver.lookupStart == nil ? start : sf_object_isa(raw)
             return try matchedCall(m, raw, selector.raw, visible, words, count: count)
         }
-        return try typedLookup(raw, selector, start: start, key: key, words: words, count: count, exact: exact, args: args,
+        return try typedLookup(args, raw, selector, start: start, key: key, words: words, count: count, exact: exact,
                                values: values, store: store)
     }
 
     /// A typed send that is not a cache hit of its own key: the lookup, then the call or the
-    /// miss. Out of line: the closures that carry the arguments are built here, so the fast
-    /// path above does not set them up. A miss on a selector whose resolver declined (the cached
-    /// marker says so) tells the miss path, which then does not probe for it again.
+    /// miss. Out of line, with the arguments by value: the closures that carry them are built
+    /// here, so the fast path above does not spill the arguments for them. The arguments come
+    /// first, so that they arrive in registers: copied from the stack slots the caller had just
+    /// filled word by word, they stalled the load that read them back (a tenth of a forwarded
+    /// send). A miss on a selector whose resolver declined (the cached marker says so) tells the
+    /// miss path, which then does not probe for it again.
     @inlinable @inline(never)
     static func typedLookup<R: MessageReturn, Args>(
-        _ raw: sf_id, _ selector: Selector, start: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
-        count: Int, exact: Bool, args: Args, values: (Args) -> [any MessageArgument],
+        _ args: Args, _ raw: sf_id, _ selector: Selector, start: sf_class_t?, key: UInt64,
+        words: (UInt64, UInt64, UInt64, UInt64)?, count: Int, exact: Bool, values: (Args) -> [any MessageArgument],
         store: (Args, Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
         let entry = start.flatMap { sf_lookup_entry($0, selector.raw) }
