@@ -81,7 +81,7 @@ extension MessageSend {
         defer { sf_rcu_exit() }
         guard let cls = start, let method = sf_lookup_method(cls, selector.raw) else {
             return try typedMiss(raw, selector, cls: start, key: key, words: nil, count: count, exact: exact,
-                                 declined: false, values: values, store: store)
+                                 fromStage: 1, values: values, store: store)
         }
         guard exact, key != 0, sf_method_key(method) == key else {
             return try general(raw, selector, cls: cls, method: method, count: count, values: values, store: store)

@@ -3,8 +3,109 @@ import CDynamicRuntime
 /// The miss path of a typed send: forwarding stages run with the caller's own types, and the
 /// frame a stage-3 handler sees is laid out from them.
 extension MessageSend {
-    /// `declined`: the caller's lookup found the resolver's refusal cached, so stage 1 is not
-    /// probed for again.
+    /// The miss of a typed send whose class has the resolver's refusal cached (the caller's
+    /// lookup found it), defines `forwardingTargetForSelector:` (`stage`, found by the caller)
+    /// and whose arguments and result travel in registers: stage 2 without generic code between
+    /// the send and the target's method (`forwardWords`), the other stages through `typedMiss`.
+    @inlinable @inline(__always)
+    static func typedForward<R: MessageReturn>(
+        _ raw: sf_id, _ selector: Selector, cls: sf_class_t, stage: sf_method_t, key: UInt64,
+        words: (UInt64, UInt64, UInt64, UInt64),
+        count: Int, exact: Bool, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
+        // Strings the target's method returns are lent until R has copied them.
+        let lent = sf_lent_mark()
+        defer { sf_lent_drain(lent) }
+        switch try forwardWords(raw, selector, cls: cls, stage: stage, key: key, kind: R.returnKind, count: count, words) {
+        case .returned(let bits):
+            return R.fromRegister(bits)
+        case .declined:
+            return try typedMiss(raw, selector, cls: cls, key: key, words: words, count: count, exact: exact,
+                                 fromStage: 3, values: values, store: store)
+        case .target(let target):
+            defer { sf_release_inline(target) }
+            return try typedTarget(target, selector, cls: cls, key: key, words: words, count: count, exact: exact,
+                                   values: values, store: store)
+        }
+    }
+
+    /// What stage 2 did for a register call (`forwardWords`).
+    @usableFromInline
+    enum WordForward {
+        /// The target's method ran: its return register.
+        case returned(UInt64)
+        /// No target named: stages 3 and 4 remain.
+        case declined
+        /// A +1 target whose method a register call of the send's key does not reach (its types
+        /// differ, or the target forwards the message too).
+        case target(sf_id)
+    }
+
+    /// Stage 2 of a register call (stage 1 declined, as cached): asks `forwardingTargetForSelector:`
+    /// and calls the target's method as a cache hit of the send's key would. Not generic, so a
+    /// client's send reaches it without the generic entry of `typedMiss`.
+    @usableFromInline @inline(never)
+    static func forwardWords(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, stage: sf_method_t, key: UInt64,
+                             kind: ReturnKind, count: Int,
+                             _ w: (UInt64, UInt64, UInt64, UInt64)) throws(RuntimeError) -> WordForward {
+        try Forwarding.guardDepth(cls, selector)
+        defer { sf_forward_depth_exit() }
+        guard let target = try Forwarding.askForwardingTarget(stage, raw, selector, cls) else { return .declined }
+        let targetClass = sf_object_isa(target)!
+        guard let m = sf_lookup_method(targetClass, selector.raw), sf_method_key(m) == key else { return .target(target) }
+        defer { sf_release_inline(target) }
+        if let bits = try closureWords(m, target, selector.raw, w, count: count, receiverClass: targetClass) {
+            return .returned(bits)
+        }
+        let imp = sf_method_imp(m)!
+        let bits: UInt64
+        switch kind {
+        case .double:
+            let d: Double = callWords(imp, target, selector.raw, w, count: count)
+            bits = d.bitPattern
+        case .float:
+            let f: Float = callWords(imp, target, selector.raw, w, count: count)
+            bits = UInt64(f.bitPattern)
+        case .word, .other:
+            bits = callWords(imp, target, selector.raw, w, count: count)
+        }
+        if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
+        return .returned(bits)
+    }
+
+    /// Stage 2's send to a +1 target the caller holds (and releases), at a forwarding level of
+    /// its own: the target's method, or the target's own forwarding.
+    @usableFromInline @inline(never)
+    @_specialize(where R == Int)
+    @_specialize(where R == Double)
+    @_specialize(where R == NoReturn)
+    static func typedTarget<R: MessageReturn>(
+        _ target: sf_id, _ selector: Selector, cls: sf_class_t, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
+        count: Int, exact: Bool, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
+        try Forwarding.guardDepth(cls, selector)
+        defer { sf_forward_depth_exit() }
+        return try sendToTarget(target, selector, key: key, words: words, count: count, exact: exact, values: values,
+                                store: store)
+    }
+
+    /// The target's method for `selector` with the send's types, else its forwarding path.
+    @inline(__always)
+    static func sendToTarget<R: MessageReturn>(
+        _ target: sf_id, _ selector: Selector, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
+        count: Int, exact: Bool, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+    ) throws(RuntimeError) -> R {
+        let targetClass = sf_object_isa(target)!
+        guard let m = sf_lookup_method(targetClass, selector.raw) else {
+            return try typedMiss(target, selector, cls: targetClass, key: key, words: words, count: count,
+                                 exact: exact, fromStage: 1, values: values, store: store)
+        }
+        return try typedCall(target, selector, cls: targetClass, method: m, key: key, words: words, count: count,
+                             values: values, store: store)
+    }
+
+    /// `fromStage`: 2 when the caller's lookup found the resolver's refusal cached (stage 1 is
+    /// not probed for again), 3 when stage 2 ran too.
     @usableFromInline @inline(never)
     @_specialize(where R == Int)
     @_specialize(where R == Int32)
@@ -14,7 +115,7 @@ extension MessageSend {
     @_specialize(where R == Object?)
     static func typedMiss<R: MessageReturn>(
         _ raw: sf_id, _ selector: Selector, cls: sf_class_t?, key: UInt64, words: (UInt64, UInt64, UInt64, UInt64)?,
-        count: Int, exact: Bool, declined: Bool, values: () -> [any MessageArgument],
+        count: Int, exact: Bool, fromStage: Int, values: () -> [any MessageArgument],
         store: (Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
         guard let cls else {
@@ -33,19 +134,14 @@ extension MessageSend {
         defer { sf_lent_drain(lent) }
         try Forwarding.guardDepth(cls, selector)
         defer { sf_forward_depth_exit() }
-        if !declined, try Forwarding.resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
+        if fromStage < 2, try Forwarding.resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
             return try typedCall(raw, selector, cls: cls, method: m, key: key, words: words, count: count,
                                  values: values, store: store)
         }
-        if let target = try Forwarding.forwardingTarget(raw, selector, cls) {
+        if fromStage < 3, let target = try Forwarding.forwardingTarget(raw, selector, cls) {
             defer { sf_release_inline(target) }
-            let targetClass = sf_object_isa(target)!
-            guard let m = sf_lookup_method(targetClass, selector.raw) else {
-                return try typedMiss(target, selector, cls: targetClass, key: key, words: words, count: count,
-                                     exact: exact, declined: false, values: values, store: store)
-            }
-            return try typedCall(target, selector, cls: targetClass, method: m, key: key, words: words, count: count,
-                                 values: values, store: store)
+            return try sendToTarget(target, selector, key: key, words: words, count: count, exact: exact,
+                                    values: values, store: store)
         }
         return try invocationMiss(raw, selector, cls: cls, key: key, count: count, exact: exact, values: values, store: store)
     }

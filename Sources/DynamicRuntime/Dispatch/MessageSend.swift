@@ -55,9 +55,21 @@ enum MessageSend {
     ) throws(RuntimeError) -> R {
         let entry = start.flatMap { sf_lookup_entry($0, selector.raw) }
         guard let cls = start, let method = entry, !sf_method_is_marker(method) else {
+            let declined = entry == sf_declined_method_marker()
+            // Stage 1 declined (cached): stage 2 is looked up here, and a register call is
+            // forwarded without generic code in between.
+            if declined, let cls = start, let stageSelector = sf_stage_selector(Int32(SF_STAGE_FORWARDING_TARGET)) {
+                guard let stage = sf_lookup_method(cls, stageSelector) else {
+                    return try typedMiss(raw, selector, cls: cls, key: key, words: words, count: count, exact: exact,
+                                         fromStage: 3, values: { values(args) }, store: { store(args, $0, $1) })
+                }
+                if let words, key != 0, R.returnKind != .other {
+                    return try typedForward(raw, selector, cls: cls, stage: stage, key: key, words: words, count: count,
+                                            exact: exact, values: { values(args) }, store: { store(args, $0, $1) })
+                }
+            }
             return try typedMiss(raw, selector, cls: start, key: key, words: words, count: count, exact: exact,
-                                 declined: entry == sf_declined_method_marker(),
-                                 values: { values(args) }, store: { store(args, $0, $1) })
+                                 fromStage: declined ? 2 : 1, values: { values(args) }, store: { store(args, $0, $1) })
         }
         return try typedCall(raw, selector, cls: cls, method: method, key: key, words: words, count: count,
                              values: { values(args) }, store: { store(args, $0, $1) })

@@ -117,9 +117,15 @@ enum Forwarding {
 
     /// Stage 2: returns a +1 target other than the receiver, or nil.
     static func forwardingTarget(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
-        let stage = forwardingTargetSelector
-        guard let m = sf_lookup_method(cls, stage.raw) else { return nil }
-        let target: OwnedObject = try sendFound(m, raw, stage, cls, selector)
+        guard let m = sf_lookup_method(cls, forwardingTargetSelector.raw) else { return nil }
+        return try askForwardingTarget(m, raw, selector, cls)
+    }
+
+    /// Stage 2 with the class's `forwardingTargetForSelector:` method found by the caller.
+    @inline(__always)
+    static func askForwardingTarget(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector,
+                                    _ cls: sf_class_t) throws(RuntimeError) -> sf_id? {
+        let target: OwnedObject = try sendFound(m, raw, forwardingTargetSelector, cls, selector)
         guard let t = target.raw, t != raw else {
             target.release()
             return nil

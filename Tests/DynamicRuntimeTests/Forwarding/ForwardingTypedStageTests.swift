@@ -79,6 +79,64 @@ final class ForwardingTypedStageTests: ForwardingPipelineTestCase {
         XCTAssertEqual(seen.current, ["q@:qq", "q@:qq"])
     }
 
+    // Bench case 7c: once the resolver's refusal is cached, a typed send asks the forwarding
+    // target and calls the target's method with registers only. Every kind of target still
+    // gets the call, each send asks again, and every target is released.
+    func testRepeatedFastForwardsReachEveryKindOfTarget() throws {
+        let receivers = Locked<[sf_id?]>([])
+        let t = try makeTarget("TypedRepeatTarget", receivers: receivers).createInstance()
+        let tref = t.ref
+        let relay = try makeClass("TypedRepeatRelay")
+        try relay.setForwardingTarget { _, _ in tref }
+        let r = try relay.createInstance()
+        let rref = r.ref
+        let cls = try makeClass("TypedRepeatForwarder")
+        let asked = Locked(0)
+        let viaRelay = Locked(false)
+        try cls.setForwardingTarget { _, _ in
+            asked.withLock { $0 += 1 }
+            return viaRelay.current ? rref : tref
+        }
+        let o = try cls.createInstance()
+        let counts = (t.retainCount, r.retainCount)
+        for i in 0..<3 {
+            XCTAssertEqual(try o.send("add:to:", i, 10) as Int, i + 10)
+            XCTAssertEqual(try o.send("scale:", Double(i)) as Double, Double(i) * 2.5)
+            // Other types than the method's: the general call, on the same target.
+            try o.send("add:to:", i, 1, as: Void.self)
+        }
+        // A target that forwards the message again.
+        viaRelay.set(true)
+        for i in 0..<3 { XCTAssertEqual(try o.send("add:to:", i, 20) as Int, i + 20) }
+        XCTAssertEqual(asked.current, 12)
+        XCTAssertEqual(receivers.current.count, 9)
+        XCTAssertTrue(receivers.current.allSatisfy { $0 == tref.raw })
+        XCTAssertEqual(t.retainCount, counts.0)
+        XCTAssertEqual(r.retainCount, counts.1)
+    }
+
+    func testRepeatedForwardingTargetPingPongIsAnErrorEveryTime() throws {
+        let a = try makeClass("TypedPing", ivars: [("peer", .object)])
+        let b = try makeClass("TypedPong", ivars: [("peer", .object)])
+        for c in [a, b] {
+            try c.setForwardingTarget { recv, _ in try recv.value(ofIvar: "peer", as: ObjectRef.self) }
+        }
+        let x = try a.createInstance()
+        let y = try b.createInstance()
+        try x.setValue(y.ref, forIvar: "peer")
+        try y.setValue(x.ref, forIvar: "peer")
+        for _ in 0..<3 {
+            XCTAssertThrowsError(try x.send("where:", 1, as: Int.self)) { error in
+                guard case RuntimeError.forwardingFailed(let info) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(info.selector, "where:")
+            }
+        }
+        try x.setValue(ObjectRef.nil, forIvar: "peer")
+        try y.setValue(ObjectRef.nil, forIvar: "peer")
+        XCTAssertEqual(x.retainCount, 1)
+        XCTAssertEqual(y.retainCount, 1)
+    }
+
     func testAStageMethodReplacedBetweenCallsIsTheOneCalled() throws {
         let t = try makeTarget("TypedSwapTarget").createInstance()
         let tref = t.ref
