@@ -29,15 +29,18 @@ enum MessageSend {
         let start = startClass(receiver, raw)
         // A typed key is never 0 and the cache markers' is: a hit whose key is the call's is a
         // real method of this signature, so the marker checks wait for the other paths.
-        if let start, let words, R.returnKind != .other, key != 0, let m = sf_cache_probe(start, selector.raw),
-           sf_method_key(m) == key {
-            // The receiver's class for a body's error: the class just looked in, unless this is a
-            // super send (read before the call: the body may free the receiver).
-            let visible = receiver.lookupStart == nil ? start : sf_object_isa(raw)
-            return try matchedCall(m, raw, selector.raw, visible, words, count: count)
+        var probed: sf_method_t? = nil
+        if let start, let words, R.returnKind != .other, key != 0 {
+            probed = sf_cache_probe(start, selector.raw)
+            if let m = probed, sf_method_key(m) == key {
+                // The receiver's class for a body's error: the class just looked in, unless this is
+                // a super send (read before the call: the body may free the receiver).
+                let visible = receiver.lookupStart == nil ? start : sf_object_isa(raw)
+                return try matchedCall(m, raw, selector.raw, visible, words, count: count)
+            }
         }
-        return try typedLookup(args, raw, selector, start: start, key: key, words: words, count: count, exact: exact,
-                               values: values, store: store)
+        return try typedLookup(args, raw, selector, start: start, probed: probed, key: key, words: words, count: count,
+                               exact: exact, values: values, store: store)
     }
 
     /// A typed send that is not a cache hit of its own key: the lookup, then the call or the
@@ -49,11 +52,12 @@ enum MessageSend {
     /// miss path, which then does not probe for it again.
     @inlinable @inline(never)
     static func typedLookup<R: MessageReturn, Args>(
-        _ args: Args, _ raw: sf_id, _ selector: Selector, start: sf_class_t?, key: UInt64,
+        _ args: Args, _ raw: sf_id, _ selector: Selector, start: sf_class_t?, probed: sf_method_t?, key: UInt64,
         words: (UInt64, UInt64, UInt64, UInt64)?, count: Int, exact: Bool, values: (Args) -> [any MessageArgument],
         store: (Args, Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
-        let entry = start.flatMap { sf_lookup_entry($0, selector.raw) }
+        // What the caller's probe found (a method of other types, a marker), else the lookup.
+        let entry = probed ?? start.flatMap { sf_lookup_entry($0, selector.raw) }
         guard let cls = start, let method = entry, !sf_method_is_marker(method) else {
             let declined = entry == sf_declined_method_marker()
             // Stage 1 declined (cached): stage 2 is looked up here, and a register call is
