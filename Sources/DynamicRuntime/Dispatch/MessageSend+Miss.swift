@@ -16,7 +16,7 @@ extension MessageSend {
         // Strings the target's method returns are lent until R has copied them.
         let lent = sf_lent_mark()
         defer { sf_lent_drain(lent) }
-        switch try forwardWords(raw, selector, cls: cls, stage: stage, key: key, kind: R.returnKind, count: count, words) {
+        switch try DynamicRuntime.forwardWords(raw, selector, cls: cls, stage: stage, key: key, kind: R.returnKind, count: count, words) {
         case .returned(let bits):
             return R.fromRegister(bits)
         case .declined:
@@ -39,38 +39,6 @@ extension MessageSend {
         /// A +1 target whose method a register call of the send's key does not reach (its types
         /// differ, or the target forwards the message too).
         case target(sf_id)
-    }
-
-    /// Stage 2 of a register call (stage 1 declined, as cached): asks `forwardingTargetForSelector:`
-    /// and calls the target's method as a cache hit of the send's key would. Not generic, so a
-    /// client's send reaches it without the generic entry of `typedMiss`.
-    @usableFromInline @inline(never)
-    static func forwardWords(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, stage: sf_method_t, key: UInt64,
-                             kind: ReturnKind, count: Int,
-                             _ w: (UInt64, UInt64, UInt64, UInt64)) throws(RuntimeError) -> WordForward {
-        try Forwarding.guardDepth(cls, selector)
-        defer { sf_forward_depth_exit() }
-        guard let target = try Forwarding.askForwardingTarget(stage, raw, selector, cls) else { return .declined }
-        let targetClass = sf_object_isa(target)!
-        guard let m = sf_lookup_method(targetClass, selector.raw), sf_method_key(m) == key else { return .target(target) }
-        defer { sf_release_inline(target) }
-        if let bits = try closureWords(m, target, selector.raw, w, count: count, receiverClass: targetClass) {
-            return .returned(bits)
-        }
-        let imp = sf_method_imp(m)!
-        let bits: UInt64
-        switch kind {
-        case .double:
-            let d: Double = callWords(imp, target, selector.raw, w, count: count)
-            bits = d.bitPattern
-        case .float:
-            let f: Float = callWords(imp, target, selector.raw, w, count: count)
-            bits = UInt64(f.bitPattern)
-        case .word, .other:
-            bits = callWords(imp, target, selector.raw, w, count: count)
-        }
-        if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
-        return .returned(bits)
     }
 
     /// Stage 2's send to a +1 target the caller holds (and releases), at a forwarding level of
@@ -341,4 +309,38 @@ extension MessageSend {
             preconditionFailure("unreachable: \(error)")
         }
     }
+}
+
+/// Stage 2 of a register call (stage 1 declined, as cached): asks `forwardingTargetForSelector:`
+/// and calls the target's method as a cache hit of the send's key would. Not generic, so a
+/// client's send reaches it without the generic entry of `typedMiss`. A free function: as a
+/// static one, its unused metatype was dropped by a thunk that copied the stack arguments
+/// again, with loads that stalled on the caller's stores.
+@usableFromInline @inline(never)
+func forwardWords(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, stage: sf_method_t, key: UInt64,
+                  kind: ReturnKind, count: Int,
+                  _ w: (UInt64, UInt64, UInt64, UInt64)) throws(RuntimeError) -> MessageSend.WordForward {
+    try Forwarding.guardDepth(cls, selector)
+    defer { sf_forward_depth_exit() }
+    guard let target = try Forwarding.askForwardingTarget(stage, raw, selector, cls) else { return .declined }
+    let targetClass = sf_object_isa(target)!
+    guard let m = sf_lookup_method(targetClass, selector.raw), sf_method_key(m) == key else { return .target(target) }
+    defer { sf_release_inline(target) }
+    if let bits = try MessageSend.closureWords(m, target, selector.raw, w, count: count, receiverClass: targetClass) {
+        return .returned(bits)
+    }
+    let imp = sf_method_imp(m)!
+    let bits: UInt64
+    switch kind {
+    case .double:
+        let d: Double = MessageSend.callWords(imp, target, selector.raw, w, count: count)
+        bits = d.bitPattern
+    case .float:
+        let f: Float = MessageSend.callWords(imp, target, selector.raw, w, count: count)
+        bits = UInt64(f.bitPattern)
+    case .word, .other:
+        bits = MessageSend.callWords(imp, target, selector.raw, w, count: count)
+    }
+    if sf_get_pending_error() != nil { try Runtime.rethrowPending() }
+    return .returned(bits)
 }
