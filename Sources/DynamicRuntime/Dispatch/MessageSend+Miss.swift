@@ -7,25 +7,27 @@ extension MessageSend {
     /// lookup found it), defines `forwardingTargetForSelector:` (`stage`, found by the caller)
     /// and whose arguments and result travel in registers: stage 2 without generic code between
     /// the send and the target's method (`forwardWords`), the other stages through `typedMiss`.
+    /// The closures that carry the arguments are built on the rarer ways only.
     @inlinable @inline(__always)
-    static func typedForward<R: MessageReturn>(
-        _ raw: sf_id, _ selector: Selector, cls: sf_class_t, stage: sf_method_t, key: UInt64,
-        words: (UInt64, UInt64, UInt64, UInt64),
-        count: Int, exact: Bool, values: () -> [any MessageArgument], store: (Int, UnsafeMutableRawPointer) -> Void
+    static func typedForward<R: MessageReturn, Args>(
+        _ args: Args, _ raw: sf_id, _ selector: Selector, cls: sf_class_t, stage: sf_method_t, key: UInt64,
+        words: (UInt64, UInt64, UInt64, UInt64), count: Int, exact: Bool, values: (Args) -> [any MessageArgument],
+        store: (Args, Int, UnsafeMutableRawPointer) -> Void
     ) throws(RuntimeError) -> R {
         // Strings the target's method returns are lent until R has copied them.
         let lent = sf_lent_mark()
         defer { sf_lent_drain(lent) }
-        switch try DynamicRuntime.forwardWords(raw, selector, cls: cls, stage: stage, key: key, kind: R.returnKind, count: count, words) {
+        switch try DynamicRuntime.forwardWords(raw, selector, cls: cls, stage: stage, key: key, kind: R.returnKind,
+                                               count: count, words) {
         case .returned(let bits):
             return R.fromRegister(bits)
         case .declined:
             return try typedMiss(raw, selector, cls: cls, key: key, words: words, count: count, exact: exact,
-                                 fromStage: 3, values: values, store: store)
+                                 fromStage: 3, values: { values(args) }, store: { store(args, $0, $1) })
         case .target(let target):
             defer { sf_release_inline(target) }
             return try typedTarget(target, selector, cls: cls, key: key, words: words, count: count, exact: exact,
-                                   values: values, store: store)
+                                   values: { values(args) }, store: { store(args, $0, $1) })
         }
     }
 

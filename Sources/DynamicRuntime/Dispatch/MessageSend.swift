@@ -68,8 +68,8 @@ enum MessageSend {
                                          fromStage: 3, values: { values(args) }, store: { store(args, $0, $1) })
                 }
                 if let words, key != 0, R.returnKind != .other {
-                    return try typedForward(raw, selector, cls: cls, stage: stage, key: key, words: words, count: count,
-                                            exact: exact, values: { values(args) }, store: { store(args, $0, $1) })
+                    return try typedForward(args, raw, selector, cls: cls, stage: stage, key: key, words: words,
+                                            count: count, exact: exact, values: values, store: store)
                 }
             }
             return try typedMiss(raw, selector, cls: start, key: key, words: words, count: count, exact: exact,
