@@ -18,7 +18,7 @@ extension Forwarding {
     /// names) comes back as bits. The caller holds a depth level and a read section.
     static func typedInvocationStages(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: UnsafePointer<sf_signature>,
                                       count: Int, store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> TypedInvocationOutcome {
-        guard let handler = sf_lookup_method(cls, forwardInvocation.raw) else {
+        guard let handler = sf_lookup_method(cls, forwardInvocationSelector.raw) else {
             // The handler's stage is written once, in `invocationStages`, which the frame path runs.
             if ForwardHandler.current != nil { return .forwardHandler }
             throw try doesNotRecognize(raw, selector, cls)
