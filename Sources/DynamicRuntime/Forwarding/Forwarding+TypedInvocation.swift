@@ -27,8 +27,7 @@ extension Forwarding {
             return .declared(handler: handler, declared)
         }
         // Immortal: no retain and release around the call.
-        unowned(unsafe) let storage = Unmanaged<SignatureStorage>.fromOpaque(sig.pointee.swift).takeUnretainedValue()
-        var invocation = Invocation.take(storage)
+        var invocation = Invocation.take(Unmanaged<SignatureStorage>.fromOpaque(sig.pointee.swift))
         invocation.storage.store(raw, selector, count: count, store)
         try deliver(invocation, to: raw, cls, handler)
         let bits = invocation.storage.returnBits()
@@ -63,8 +62,13 @@ extension Invocation {
     /// An empty record for `signature` to store a call's values into: the signature's spare
     /// (see `recycle`) when there is one.
     static func take(_ signature: SignatureStorage) -> Invocation {
-        let spare = signature.spareRecord.exchange(0, ordering: .acquiring)
-        return Invocation(storage: spare == 0 ? InvocationStorage.make(signature)
+        take(Unmanaged.passUnretained(signature))
+    }
+
+    /// `take` for an immortal signature the caller does not hold: read without a retain.
+    static func take(_ signature: Unmanaged<SignatureStorage>) -> Invocation {
+        let spare = signature._withUnsafeGuaranteedRef { $0.spareRecord.exchange(0, ordering: .acquiring) }
+        return Invocation(storage: spare == 0 ? InvocationStorage.make(signature.takeUnretainedValue())
             : Unmanaged<InvocationStorage>.fromOpaque(UnsafeRawPointer(bitPattern: spare)!).takeRetainedValue())
     }
 }
