@@ -18,10 +18,7 @@ extension HookRegistry {
         guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL) == 0 else {
             throw .hookFailed(.init(className: visible.name, selector: selector.name, expected: "an instance", actual: "a class object (hook the metaclass for class methods)"))
         }
-        if Forwarding.reserved.contains(selector) {
-            throw .reservedSelector(.init(className: visible.name, selector: selector.name, reason: "it drives forwarding itself; define the method instead of hooking it"))
-        }
-        try visible.checkReserved(selector)
+        try checkHookable(selector, className: visible.name)
         let expected = try types.map { (t: String) throws(RuntimeError) -> Signature in try Signature(t) }
         let hidden = try objectHookClass(of: visible)
         return try Runtime.state.lock.withLock { () throws(RuntimeError) -> HookToken in
