@@ -23,9 +23,7 @@ extension HookRegistry {
         var failed: Body?
         defer { withExtendedLifetime(failed) {} }
         Runtime.state.lock.withLock {
-            let registered = (Runtime.state.classesByName[key] ?? Runtime.state.classAliases[key])
-                .flatMap { $0.isRegistered && !$0.isDisposed ? $0 : nil }
-            if let registered {
+            if let registered = RuntimeClass.namedLocked(key: key).flatMap({ $0.isDisposed ? nil : $0 }) {
                 failed = install(pending, on: registered)
             } else {
                 pendingHooks[key, default: []].append(pending)

@@ -100,9 +100,13 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
 
     /// The registered class whose name or alias has exactly these bytes.
     static func named(key: NameKey) -> RuntimeClass? {
-        Runtime.state.lock.withLock {
-            (Runtime.state.classesByName[key] ?? Runtime.state.classAliases[key]).flatMap { $0.isRegistered ? $0 : nil }
-        }
+        Runtime.state.lock.withLock { namedLocked(key: key) }
+    }
+
+    /// `named(key:)` (lock held).
+    static func namedLocked(key: NameKey) -> RuntimeClass? {
+        Runtime.state.lock.assertHeld()
+        return (Runtime.state.classesByName[key] ?? Runtime.state.classAliases[key]).flatMap { $0.isRegistered ? $0 : nil }
     }
 
     /// Every registered class, sorted by name (allocated, unregistered pairs are left out).
