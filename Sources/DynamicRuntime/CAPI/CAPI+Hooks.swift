@@ -22,11 +22,10 @@ enum CHooks {
         }
     }
 
-    /// The Swift hook body that runs a C callback, and the callback itself for the chains to
-    /// call without the closure.
+    /// A C callback as the chains call it (`native`), and as a hook body closure making the
+    /// same call: an entry's `body` is not optional, and what reads only it still runs the hook.
     static func body(_ fn: @escaping sf_hook_fn, _ context: UnsafeMutableRawPointer?) -> (HookRegistry.Body, NativeHookBody) {
         let native = NativeHookBody(function: fn, context: context)
-        // Untyped, as `HookRegistry.Body` is: no reabstraction thunk per call.
         return ({ (h: HookContext) throws in try native.run(h) }, native)
     }
 
