@@ -224,18 +224,14 @@ extension BenchCase {
             list.append(BenchCase(id: "9" + letter, name: name, threads: threads) { f in
                 let ref = f.ref, add = f.add
                 return { n in
-                    // Each thread writes only its own slot.
-                    nonisolated(unsafe) let sums = UnsafeMutableBufferPointer<Int>.allocate(capacity: threads)
-                    defer { sums.deallocate() }
-                    DispatchQueue.concurrentPerform(iterations: threads) { t in
+                    onThreads(threads) {
                         var acc = 0
                         for i in 0..<n {
                             let r: Int = (try? ref.send(add, i, 1)) ?? 0
                             acc &+= r
                         }
-                        sums[t] = acc
+                        return acc
                     }
-                    return sums.reduce(0, &+)
                 }
             })
         }
@@ -248,14 +244,11 @@ extension BenchCase {
                 let floor = f.floor
                 nonisolated(unsafe) let obj = f.ref.raw, sel = f.add.raw
                 return { n in
-                    nonisolated(unsafe) let sums = UnsafeMutableBufferPointer<Int>.allocate(capacity: threads)
-                    defer { sums.deallocate() }
-                    DispatchQueue.concurrentPerform(iterations: threads) { t in
+                    onThreads(threads) {
                         var acc = 0
                         for i in 0..<n { acc &+= floor(obj, sel, i, 1) }
-                        sums[t] = acc
+                        return acc
                     }
-                    return sums.reduce(0, &+)
                 }
             })
         }
@@ -318,4 +311,13 @@ public func grouped(_ value: Int) -> String {
         out.append(c)
     }
     return out
+}
+
+/// Runs `body` on `threads` threads at once and sums what they return (each thread writes only
+/// its own slot).
+private func onThreads(_ threads: Int, _ body: @Sendable () -> Int) -> Int {
+    nonisolated(unsafe) let sums = UnsafeMutableBufferPointer<Int>.allocate(capacity: threads)
+    defer { sums.deallocate() }
+    DispatchQueue.concurrentPerform(iterations: threads) { t in sums[t] = body() }
+    return sums.reduce(0, &+)
 }
