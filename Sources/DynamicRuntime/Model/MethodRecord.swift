@@ -107,9 +107,13 @@ final class MethodRecord: @unchecked Sendable {
     func exchange(with new: IMP) -> IMP {
         Runtime.state.lock.assertHeld()
         let newBits = new.owner.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+        // No owner while the IMP changes: a send that runs the owner's body directly and a
+        // caller of the IMP never disagree on which is current, so no reader of both sees an
+        // older body after a newer one. (Without an owner, a send calls the IMP.)
         let v = beginWrite()
-        let oldBits = sf_method_exchange_owner_bits(raw, newBits)
+        let oldBits = sf_method_exchange_owner_bits(raw, 0)
         let oldPointer = sf_method_swap_imp(raw, new.pointer)!
+        _ = sf_method_exchange_owner_bits(raw, newBits)
         endWrite(v)
         let oldOwner = oldBits == 0 ? nil : Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: oldBits)!).takeUnretainedValue()
         // A reader without the lock may still be copying the old owner.
