@@ -116,6 +116,28 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
         }
     }
 
+    /// The value a method returned in an integer register, by its type's key code (see
+    /// `TypeEncoding.keyCode`; not a struct, C string or `long double`). Objects are +1.
+    static func fromReturnWord(_ w: UInt64, code: UInt64) -> DynamicValue {
+        switch code {
+        case 1: .void
+        case 2: .int8(Int8(truncatingIfNeeded: w))
+        case 3: .uint8(UInt8(truncatingIfNeeded: w))
+        case 4: .int16(Int16(truncatingIfNeeded: w))
+        case 5: .uint16(UInt16(truncatingIfNeeded: w))
+        case 6: .int32(Int32(truncatingIfNeeded: w))
+        case 7: .uint32(UInt32(truncatingIfNeeded: w))
+        case 8: .int64(Int64(bitPattern: w))
+        case 9: .uint64(w)
+        case 12: .bool(UInt8(truncatingIfNeeded: w) != 0)
+        case 14: .object(sf_id(bitPattern: UInt(w)).map { Object(adopting: $0) })
+        case 15: .classObject(ClassRef(raw: sf_class_t(bitPattern: UInt(w))))
+        case 16: .selector(sf_sel(bitPattern: UInt(w)).map(Selector.init(raw:)))
+        case 17: .pointer(UnsafeRawPointer(bitPattern: UInt(w)))
+        default: preconditionFailure("no register value for key code \(code)")
+        }
+    }
+
     /// Reads a value of type `type` from storage. Returns take ownership of +1 objects;
     /// arguments are borrowed and retained here; C strings are copied.
     static func load(_ type: TypeEncoding, from p: UnsafeRawPointer, isReturn: Bool) -> DynamicValue {

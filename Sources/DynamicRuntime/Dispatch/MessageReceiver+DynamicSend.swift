@@ -11,15 +11,19 @@ extension MessageReceiver {
     /// signature, and the result comes back as a `DynamicValue`. On a miss, the forwarding path runs.
     ///
     /// - Throws: `doesNotRecognizeSelector`, `invalidArgument` (count or type), or forwarding errors.
-    @discardableResult
+    // Inlinable, so that the caller's argument array does not escape and lives on its stack.
+    @inlinable @discardableResult
     public func send(_ selector: Selector, _ arguments: any MessageArgument...) throws(RuntimeError) -> DynamicValue {
-        try MessageSend.dynamic(self, selector, arguments)
+        try send(selector, arguments: arguments)
     }
 
     /// The dynamic send with an argument array.
-    @discardableResult
+    @inlinable @discardableResult
     public func send(_ selector: Selector, arguments: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
-        try MessageSend.dynamic(self, selector, arguments)
+        let raw = receiver.raw, start = lookupStart, isSuper = isSuperSend
+        return try arguments.withUnsafeBufferPointer { (args) throws(RuntimeError) -> DynamicValue in
+            try MessageSend.dynamic(raw, lookupStart: start, isSuperSend: isSuper, selector, args)
+        }
     }
 
     /// A send whose lookup starts at `cls`'s superclass, like `[super …]` in a method of `cls`.

@@ -255,22 +255,75 @@ enum MessageSend {
     }
 
     /// A fully dynamic send: argument count and types checked against the method's signature.
-    static func dynamic(_ receiver: some MessageReceiver, _ selector: Selector,
-                        _ args: [any MessageArgument]) throws(RuntimeError) -> DynamicValue {
-        guard let raw = receiver.receiver.raw else { return .void }
+    /// The receiver comes as its facts, so that no generic code runs per call; the arguments
+    /// as the caller's buffer, copied into an array only off the register path.
+    @usableFromInline
+    static func dynamic(_ raw: sf_id?, lookupStart: sf_class_t?, isSuperSend: Bool, _ selector: Selector,
+                        _ args: UnsafeBufferPointer<any MessageArgument>) throws(RuntimeError) -> DynamicValue {
+        guard let raw else { return .void }
         Runtime.discardStalePending()
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        guard let cls = startClass(receiver, raw), let method = sf_lookup_method(cls, selector.raw) else {
+        let start = lookupStart ?? (isSuperSend ? nil : sf_object_isa(raw))
+        guard let cls = start, let method = sf_lookup_method(cls, selector.raw) else {
             let lent = sf_lent_mark()
             defer { sf_lent_drain(lent) }
             var result = DynamicValue.void
-            try forwardMiss(raw, selector, cls: startClass(receiver, raw), returning: .void, args) { ret, ran in
+            try forwardMiss(raw, selector, cls: start, returning: .void, Array(args)) { ret, ran in
                 result = DynamicValue.load(ran.returnType, from: ret, isReturn: true)
             }
             return result
         }
-        return try call(raw, selector, cls: cls, method: method, args)
+        // A super send names the receiver's own class in a body's error.
+        let visible = lookupStart == nil ? cls : sf_object_isa(raw)
+        if let value = try wordCall(raw, selector, visible: visible, method: method, args) { return value }
+        return try call(raw, selector, cls: cls, method: method, Array(args))
+    }
+
+    /// A dynamic send whose arguments all travel in integer registers, as exact key codes that
+    /// spell the method's own key, and whose return comes back in a register: the typed send's
+    /// direct call, without libffi or a frame. nil leaves the call to `call`, which checks and
+    /// reports every mismatch.
+    @inline(__always)
+    private static func wordCall(_ raw: sf_id, _ selector: Selector, visible: sf_class_t?, method: sf_method_t,
+                                 _ args: UnsafeBufferPointer<any MessageArgument>) throws(RuntimeError) -> DynamicValue? {
+        let key = sf_method_key(method)
+        let returnCode = key & 31
+        guard key != 0, args.count <= 4, returnCode != 13, returnCode != 18 else { return nil }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var argumentKey: UInt64 = 0
+        for i in args.indices {
+            guard let (code, word) = registerWord(args.baseAddress![i]) else { return nil }
+            argumentKey |= code << UInt64(5 * (i + 1))
+            switch i {
+            case 0: words.0 = word
+            case 1: words.1 = word
+            case 2: words.2 = word
+            default: words.3 = word
+            }
+        }
+        guard argumentKey == key & ~31 else { return nil }
+        switch returnCode {
+        case 10:
+            let r: Float = try matchedCall(method, raw, selector.raw, visible, words, count: args.count)
+            return .float(r)
+        case 11:
+            let r: Double = try matchedCall(method, raw, selector.raw, visible, words, count: args.count)
+            return .double(r)
+        default:
+            let r: UInt64 = try matchedCall(method, raw, selector.raw, visible, words, count: args.count)
+            return DynamicValue.fromReturnWord(r, code: returnCode)
+        }
+    }
+
+    /// An argument's key code and register value when it passes in a register and has a key
+    /// code that only compatible types share (not a pointer's, which an array's shares, nor
+    /// none). A `DynamicValue` does not pass in a register.
+    private static func registerWord<A: MessageArgument>(_ a: borrowing A) -> (UInt64, UInt64)? {
+        guard A.passesInWord else { return nil }
+        let code = A.keyCode
+        guard code != 0, code != TypeEncoding.pointerKeyCode else { return nil }
+        return (code, a.argumentWord)
     }
 
     /// Calls `method` (found by a send, or given to `Method.invoke`) with checked arguments;

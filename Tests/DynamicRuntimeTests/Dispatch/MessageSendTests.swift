@@ -136,6 +136,67 @@ final class MessageSendTests: XCTestCase {
         XCTAssertEqual(try obj.send("mix4::::", Float(1), UInt8(255), 0.5, Int16(-256)).doubleValue, 0.5)
     }
 
+    /// A dynamic send of register arguments calls the IMP directly; `Method.invoke` always goes
+    /// through a libffi frame. Both must give the same values, hooks and errors.
+    func testDynamicRegisterSendsAgreeWithTheFramePath() throws {
+        try cls.addMethod("neg:", implementation: imp(cNegInt8), types: "c@:c")
+        try cls.addMethod("sum:::::") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int) -> Int in
+            let low = a + 10 * b + 100 * c
+            return low + 1000 * d + 10000 * e
+        }
+        try cls.addMethod("half:") { (_: ObjectRef, v: Int) in Double(v) / 2 }
+        try cls.addMethod("third:") { (_: ObjectRef, v: UInt16) in Float(v) / 3 }
+        try cls.addMethod("pick:or:") { (_: ObjectRef, flag: Bool, s: Selector) -> Selector in flag ? s : Selector("other") }
+        try cls.addMethod("fail:") { (_: ObjectRef, v: Int) throws -> Int in
+            if v < 0 { throw RuntimeError.invalidArgument(.init(className: "X", selector: "fail:", expected: "v >= 0", actual: "\(v)")) }
+            return v
+        }
+        func both(_ sel: Selector, _ args: [any MessageArgument]) throws -> (DynamicValue, DynamicValue) {
+            let direct = try obj.send(sel, arguments: args)
+            let method = try XCTUnwrap(cls.method(for: sel))
+            return (direct, try method.invoke(on: obj, arguments: args))
+        }
+        for v: Int8 in [-128, -1, 0, 5, 127] {
+            let (d, f) = try both("neg:", [v])
+            XCTAssertEqual(d.description, f.description)
+            if case let .int8(x) = d { XCTAssertEqual(x, 0 &- v) } else { XCTFail("\(d)") }
+        }
+        let (s5, f5) = try both("sum:::::", [1, 2, 3, 4, 5])
+        XCTAssertEqual(s5.intValue, 54321)
+        XCTAssertEqual(f5.intValue, 54321)
+        let (h, fh) = try both("half:", [7])
+        XCTAssertEqual(h.doubleValue, 3.5)
+        XCTAssertEqual(fh.doubleValue, 3.5)
+        let (t, ft) = try both("third:", [UInt16(7)])
+        if case let .float(x) = t, case let .float(y) = ft { XCTAssertEqual(x, y); XCTAssertEqual(x, Float(7) / 3) } else { XCTFail("\(t) \(ft)") }
+        let (p, fp) = try both("pick:or:", [true, Selector("chosen")])
+        XCTAssertEqual(p.description, "@selector(chosen)")
+        XCTAssertEqual(p.description, fp.description)
+        XCTAssertEqual(try obj.send("pick:or:", false, Selector("chosen")).description, "@selector(other)")
+
+        // A closure's error names the receiver's class on both paths.
+        let direct = thrownError { try obj.send("fail:", -1) }
+        let method = try XCTUnwrap(cls.method(for: "fail:"))
+        let framed = thrownError { try method.invoke(on: obj, -1) }
+        XCTAssertNotNil(direct)
+        XCTAssertEqual(direct, framed)
+        XCTAssertEqual(try obj.send("fail:", 3).intValue, 3)
+
+        // A hooked method runs its hook when sent dynamically, and the hook's return wins.
+        let token = try cls.hook("half:", .instead) { ctx in
+            try ctx.proceed()
+            try ctx.setReturnValue(try ctx.returnValue(as: Double.self) + 100)
+        }
+        XCTAssertEqual(try obj.send("half:", 7).doubleValue, 103.5)
+        XCTAssertTrue(token.remove())
+        XCTAssertEqual(try obj.send("half:", 7).doubleValue, 3.5)
+
+        // Types the register path does not take still meet the checks of the frame path.
+        XCTAssertEqual(thrownError { try obj.send("half:", Int32(7)) }?.context.argument, 1)
+        XCTAssertEqual(thrownError { try obj.send("half:", 7, 8) }?.actual, "2")
+        XCTAssertEqual(try obj.send("half:", DynamicValue.int64(9)).doubleValue, 4.5)
+    }
+
     // MARK: - Objects and ownership
 
     func testObjectArgumentsAreBorrowedAndReturnsAreOwned() throws {
