@@ -59,7 +59,7 @@ extension BenchCase {
         list.append(BenchCase(id: "2b", name: "typed send, C-function IMP", target: 5) { f in
             typedSends(f.ref, f.add)
         })
-        list.append(BenchCase(id: "2c", name: "dynamic send (ffi_call)", target: 40, allocationTarget: 0,
+        list.append(BenchCase(id: "2c", name: "dynamic send -> DynamicValue", target: 40, allocationTarget: 0,
                               slow: true) { f in
             let ref = f.ref, add = f.add
             return { n in
