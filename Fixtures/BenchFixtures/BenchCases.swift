@@ -68,6 +68,16 @@ extension BenchCase {
                 return acc
             }
         })
+        // 2c's call with its arguments as `DynamicValue`s, each too big for an existential's
+        // inline buffer: boxed on the heap by the caller.
+        list.append(BenchCase(id: "2d", name: "dynamic send of DynamicValue arguments", slow: true) { f in
+            let ref = f.ref, add = f.add
+            return { n in
+                var acc = 0
+                for i in 0..<n { acc &+= try ref.send(add, DynamicValue.int64(Int64(i)), DynamicValue.int64(1)).intValue! }
+                return acc
+            }
+        })
 
         // 3: the same sends when the IMP runs a Swift closure: a trampoline slot and a
         // register-class thunk (3a-3c), or a libffi closure (3d-3f, forced).

@@ -76,7 +76,7 @@ final class ForwardingToolTests: XCTestCase {
         XCTAssertEqual(run.stdout, "")
         let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
         XCTAssertEqual(lines.first?.hasPrefix("id,name,threads,ns_per_call"), true)
-        XCTAssertEqual(lines.dropFirst().map { String($0.prefix { $0 != "," }) }, ["1", "2a", "2b", "2c", "7c"])
+        XCTAssertEqual(lines.dropFirst().map { String($0.prefix { $0 != "," }) }, ["1", "2a", "2b", "2c", "2d", "7c"])
         // "typed send, C-function IMP" is quoted, so every row still has 11 fields.
         XCTAssertTrue(lines.contains { $0.hasPrefix("2b,\"typed send, C-function IMP\",") })
     }

@@ -117,24 +117,47 @@ public enum DynamicValue: CustomStringConvertible, @unchecked Sendable {
     }
 
     /// The value a method returned in an integer register, by its type's key code (see
-    /// `TypeEncoding.keyCode`; not a struct, C string or `long double`). Objects are +1.
+    /// `TypeEncoding.keyCode`; not a struct, a floating-point value or a C string). Objects
+    /// are +1.
     static func fromReturnWord(_ w: UInt64, code: UInt64) -> DynamicValue {
         switch code {
-        case 1: .void
-        case 2: .int8(Int8(truncatingIfNeeded: w))
-        case 3: .uint8(UInt8(truncatingIfNeeded: w))
-        case 4: .int16(Int16(truncatingIfNeeded: w))
-        case 5: .uint16(UInt16(truncatingIfNeeded: w))
-        case 6: .int32(Int32(truncatingIfNeeded: w))
-        case 7: .uint32(UInt32(truncatingIfNeeded: w))
-        case 8: .int64(Int64(bitPattern: w))
-        case 9: .uint64(w)
-        case 12: .bool(UInt8(truncatingIfNeeded: w) != 0)
-        case 14: .object(sf_id(bitPattern: UInt(w)).map { Object(adopting: $0) })
-        case 15: .classObject(ClassRef(raw: sf_class_t(bitPattern: UInt(w))))
-        case 16: .selector(sf_sel(bitPattern: UInt(w)).map(Selector.init(raw:)))
-        case 17: .pointer(UnsafeRawPointer(bitPattern: UInt(w)))
+        case TypeEncoding.void.keyCode: .void
+        case TypeEncoding.int8.keyCode: .int8(Int8(word: w))
+        case TypeEncoding.uint8.keyCode: .uint8(UInt8(word: w))
+        case TypeEncoding.int16.keyCode: .int16(Int16(word: w))
+        case TypeEncoding.uint16.keyCode: .uint16(UInt16(word: w))
+        case TypeEncoding.int32.keyCode: .int32(Int32(word: w))
+        case TypeEncoding.uint32.keyCode: .uint32(UInt32(word: w))
+        case TypeEncoding.int64.keyCode: .int64(Int64(word: w))
+        case TypeEncoding.uint64.keyCode: .uint64(w)
+        case TypeEncoding.bool.keyCode: .bool(Bool(word: w))
+        case TypeEncoding.object.keyCode: .object(Object?(word: w))
+        case TypeEncoding.classObject.keyCode: .classObject(ClassRef(word: w))
+        case TypeEncoding.selector.keyCode: .selector(sf_sel(bitPattern: UInt(w)).map(Selector.init(raw:)))
+        case TypeEncoding.pointerKeyCode: .pointer(UnsafeRawPointer(bitPattern: UInt(w)))
         default: preconditionFailure("no register value for key code \(code)")
+        }
+    }
+
+    /// The key code and register value of a value that travels in an integer register, for the
+    /// register path of a dynamic send; nil for floating-point, pointer, struct and void values
+    /// and a NULL selector, which the checked path takes.
+    var registerArgument: (code: UInt64, word: UInt64)? {
+        switch self {
+        case let .bool(v): (TypeEncoding.bool.keyCode, v.word)
+        case let .int8(v): (TypeEncoding.int8.keyCode, v.word)
+        case let .uint8(v): (TypeEncoding.uint8.keyCode, v.word)
+        case let .int16(v): (TypeEncoding.int16.keyCode, v.word)
+        case let .uint16(v): (TypeEncoding.uint16.keyCode, v.word)
+        case let .int32(v): (TypeEncoding.int32.keyCode, v.word)
+        case let .uint32(v): (TypeEncoding.uint32.keyCode, v.word)
+        case let .int64(v): (TypeEncoding.int64.keyCode, v.word)
+        case let .uint64(v): (TypeEncoding.uint64.keyCode, v)
+        case let .cString(c): (TypeEncoding.cString.keyCode, c.word)
+        case let .object(o): (TypeEncoding.object.keyCode, o.word)
+        case let .classObject(c): (TypeEncoding.classObject.keyCode, c.word)
+        case let .selector(s?): (TypeEncoding.selector.keyCode, s.word)
+        default: nil
         }
     }
 

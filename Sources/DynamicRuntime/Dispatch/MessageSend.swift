@@ -318,8 +318,11 @@ enum MessageSend {
 
     /// An argument's key code and register value when it passes in a register and has a key
     /// code that only compatible types share (not a pointer's, which an array's shares, nor
-    /// none). A `DynamicValue` does not pass in a register.
+    /// none). A `DynamicValue` answers for the value it holds.
     private static func registerWord<A: MessageArgument>(_ a: borrowing A) -> (UInt64, UInt64)? {
+        if A.self == DynamicValue.self {
+            return withUnsafePointer(to: a) { $0.withMemoryRebound(to: DynamicValue.self, capacity: 1) { $0.pointee.registerArgument } }
+        }
         guard A.passesInWord else { return nil }
         let code = A.keyCode
         guard code != 0, code != TypeEncoding.pointerKeyCode else { return nil }

@@ -191,6 +191,22 @@ final class MessageSendTests: XCTestCase {
         XCTAssertTrue(token.remove())
         XCTAssertEqual(try obj.send("half:", 7).doubleValue, 3.5)
 
+        // `DynamicValue` arguments take the register path by the value they hold.
+        let (dv, fdv) = try both("neg:", [DynamicValue.int8(-7)])
+        XCTAssertEqual(dv.description, "7")
+        XCTAssertEqual(dv.description, fdv.description)
+        XCTAssertEqual(thrownError { try obj.send("neg:", DynamicValue.int32(7)) }?.context.argument, 1)
+        let other = try cls.createInstance()
+        try cls.addMethod("same:") { (_: ObjectRef, o: ObjectRef) -> Object? in o.retained() }
+        do {
+            let back = try obj.send("same:", DynamicValue.object(other))
+            XCTAssertEqual(back.objectValue, other)
+            XCTAssertEqual(other.retainCount, 2, "the argument is borrowed, the return owned")
+        }
+        XCTAssertEqual(other.retainCount, 1)
+        XCTAssertNotNil(thrownError { try obj.send("pick:or:", true, DynamicValue.selector(nil)) },
+                        "a NULL selector goes through the checked path, which refuses it")
+
         // Types the register path does not take still meet the checks of the frame path.
         XCTAssertEqual(thrownError { try obj.send("half:", Int32(7)) }?.context.argument, 1)
         XCTAssertEqual(thrownError { try obj.send("half:", 7, 8) }?.actual, "2")
