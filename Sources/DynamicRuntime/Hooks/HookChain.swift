@@ -89,10 +89,29 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         /// The hook as given (no wrapper closure: one allocation fewer per hook); its errors
         /// are converted where it is called.
         let body: HookRegistry.Body
+        /// What only some hooks carry, in a box of its own: an entry stays four words, and a
+        /// hooked object's chain within its allocation size (case 11d).
+        private let extras: Extras?
+
+        private final class Extras: Sendable {
+            let native: NativeHookBody?
+            let once: OnceClaim?
+            init(native: NativeHookBody?, once: OnceClaim?) {
+                self.native = native
+                self.once = once
+            }
+        }
+
+        init(id: UInt64, body: @escaping HookRegistry.Body, native: NativeHookBody? = nil, once: OnceClaim? = nil) {
+            self.id = id
+            self.body = body
+            extras = native == nil && once == nil ? nil : Extras(native: native, once: once)
+        }
+
         /// A C hook's callback, called instead of `body` (the same call, without the closure).
-        var native: NativeHookBody? = nil
+        var native: NativeHookBody? { extras?.native }
         /// Set for a hook that removes itself after its first call: the call that claims it runs it.
-        var once: OnceClaim? = nil
+        var once: OnceClaim? { extras?.once }
 
         /// Runs the entry at `p` unless it is a one-shot hook another call already claimed (checked
         /// only when the chain `hasOnce`); says whether it ran. Read in place: no copy of the entry.
