@@ -127,11 +127,11 @@ extension BenchCase {
                               allocationTarget: 0, slow: true) { f in
             typedSends(f.hookedRef, f.dropAdd)
         })
-        list.append(BenchCase(id: "6a", name: "throttled: captured (last, in the window)", target: 30, allocationTarget: 0,
+        list.append(BenchCase(id: "6a", name: "throttled: captured (last, in the window)", target: 20, allocationTarget: 0,
                               slow: true) { f in
             typedSends(f.hookedRef, f.lastAdd)
         })
-        list.append(BenchCase(id: "6b", name: "throttled: captured (debounce, in the window)", target: 30, allocationTarget: 0,
+        list.append(BenchCase(id: "6b", name: "throttled: captured (debounce, in the window)", target: 20, allocationTarget: 0,
                               slow: true) { f in
             typedSends(f.hookedRef, f.debounceAdd)
         })

@@ -6,6 +6,7 @@ enum BenchTargets {
         ("100,000 vs 10 selectors", "9c", "9a", 1.5),
         ("32-deep vs 1-deep hierarchy", "9f", "9d", 1.5),
         ("hook on one object vs on its class", "11b", "4a", 1.15),
+        ("hook from C vs from Swift", "4f", "4a", 1.1),
         ("small object vs allocated: lookup + call", "13a", "2a", 1.1),
         ("small object vs allocated: typed send", "13b", "2b", 1.1),
     ]
