@@ -8,8 +8,14 @@ enum MessageSend {
     /// The class a send starts its lookup at; nil for a super send from a root class.
     @inlinable @inline(__always)
     static func startClass(_ receiver: some MessageReceiver, _ raw: sf_id) -> sf_class_t? {
-        if let start = receiver.lookupStart { return start }
-        return receiver.isSuperSend ? nil : sf_object_isa(raw)
+        startClass(lookupStart: receiver.lookupStart, isSuperSend: receiver.isSuperSend, raw)
+    }
+
+    /// `startClass` from the receiver's facts, for callers that hold no receiver.
+    @inlinable @inline(__always)
+    static func startClass(lookupStart: sf_class_t?, isSuperSend: Bool, _ raw: sf_id) -> sf_class_t? {
+        if let lookupStart { return lookupStart }
+        return isSuperSend ? nil : sf_object_isa(raw)
     }
 
     /// A typed send. `args` are the call's arguments as a tuple; `values` and `store` read them
@@ -264,7 +270,7 @@ enum MessageSend {
         Runtime.discardStalePending()
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        let start = lookupStart ?? (isSuperSend ? nil : sf_object_isa(raw))
+        let start = startClass(lookupStart: lookupStart, isSuperSend: isSuperSend, raw)
         guard let cls = start, let method = sf_lookup_method(cls, selector.raw) else {
             let lent = sf_lent_mark()
             defer { sf_lent_drain(lent) }
@@ -288,8 +294,11 @@ enum MessageSend {
     private static func wordCall(_ raw: sf_id, _ selector: Selector, visible: sf_class_t?, method: sf_method_t,
                                  _ args: UnsafeBufferPointer<any MessageArgument>) throws(RuntimeError) -> DynamicValue? {
         let key = sf_method_key(method)
+        // The return's code is the key's low five bits; a C string is copied from lent
+        // storage and a `long double` returns in x87 registers: both go through the frame.
         let returnCode = key & 31
-        guard key != 0, args.count <= 4, returnCode != 13, returnCode != 18 else { return nil }
+        guard key != 0, args.count <= 4, returnCode != TypeEncoding.cString.keyCode,
+              returnCode != TypeEncoding.longDouble.keyCode else { return nil }
         var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         var argumentKey: UInt64 = 0
         for i in args.indices {
@@ -304,10 +313,10 @@ enum MessageSend {
         }
         guard argumentKey == key & ~31 else { return nil }
         switch returnCode {
-        case 10:
+        case TypeEncoding.float.keyCode:
             let r: Float = try matchedCall(method, raw, selector.raw, visible, words, count: args.count)
             return .float(r)
-        case 11:
+        case TypeEncoding.double.keyCode:
             let r: Double = try matchedCall(method, raw, selector.raw, visible, words, count: args.count)
             return .double(r)
         default:
