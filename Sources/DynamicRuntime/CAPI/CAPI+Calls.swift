@@ -80,21 +80,39 @@ import CDynamicRuntime
     // innermost call of this thread, found without walking the list.
     if let call, UnsafeMutableRawPointer(call) == sf_capi_calls(),
        let hook = UnsafeMutableRawPointer(call).assumingMemoryBound(to: CCall.self).pointee.hook {
-        do throws(RuntimeError) {
-            try hook.proceed()
-            succeed()
-            return SF_OK
-        } catch {
-            return fail(error, error.code)
-        }
+        let ran = hook.proceedByWords()
+        guard _fastPath(ran && sf_get_pending_error() == nil) else { return proceedSlowly(hook, ran: ran) }
+        succeed()
+        return SF_OK
     }
-    return capiStatus { () throws(RuntimeError) in
+    return proceedFound(call)
+}
+
+/// `sf_call_proceed` of a call that is not the innermost of this thread, or not a hook's: found
+/// in the thread's list. Out of line, as `proceedSlowly`.
+@inline(never)
+private func proceedFound(_ call: sf_call_t?) -> sf_status {
+    capiStatus { () throws(RuntimeError) in
         // Through the pointer: the hot path of a C instead-hook copies no CCall.
         let p = try CCall.find(call)
         guard p.pointee.hook != nil else {
             throw .invalidArgument(.init(className: p.pointee.className, selector: p.pointee.selector.name, operation: "sf_call_proceed", expected: "the call of an instead hook", actual: "a method body's call (it has nothing to proceed to)"))
         }
         try p.pointee.hook.unsafelyUnwrapped.proceed()
+    }
+}
+
+/// `sf_call_proceed` of an instead hook's own call past the register call: the error that call
+/// left (`ran`), or the general `proceed()`. Out of line, so that the common call has no frame
+/// for an error.
+@inline(never)
+private func proceedSlowly(_ hook: HookContext, ran: Bool) -> sf_status {
+    do throws(RuntimeError) {
+        if ran { try Runtime.rethrowPending() } else { try hook.proceedGenerally() }
+        succeed()
+        return SF_OK
+    } catch {
+        return fail(error, error.code)
     }
 }
 

@@ -50,14 +50,20 @@ struct NativeHookBody: @unchecked Sendable {
     let function: sf_hook_fn
     let context: UnsafeMutableRawPointer?
 
-    // Out of line: inlined, its frame and error path cost every Swift hook's call the
-    // registers it needs (4a, 5: +4 %).
-    @inline(never)
+    // Inlined into the chain's call: its error is built out of line, so the frame is the
+    // CCall's six words.
+    @inline(__always)
     func run(_ h: HookContext) throws(RuntimeError) {
         var call = CCall(hook: h)
         sf_clear_last_error()
         let status = CCall.run(&call) { function($0, context) }
-        if _slowPath(status != SF_OK) { throw call.callbackFailed(status, what: "the C hook") }
+        if _slowPath(status != SF_OK) { try Self.failed(call, status) }
+    }
+
+    /// Out of line: the error's construction would give every call a frame for it.
+    @inline(never)
+    private static func failed(_ call: CCall, _ status: sf_status) throws(RuntimeError) -> Never {
+        throw call.callbackFailed(status, what: "the C hook")
     }
 }
 

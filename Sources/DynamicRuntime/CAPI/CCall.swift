@@ -40,7 +40,8 @@ struct CCall {
     /// Runs `body` with this call published as a C handle.
     static func run(_ call: inout CCall, _ body: (sf_call_t) -> sf_status) -> sf_status {
         call.previous = sf_capi_calls()
-        return withUnsafeMutablePointer(to: &call) { p in
+        // Unprotected: the callback gets the handle, never a buffer to write into.
+        return _withUnprotectedUnsafeMutablePointer(to: &call) { p in
             sf_capi_set_calls(p)
             defer { sf_capi_set_calls(p.pointee.previous) }
             return body(OpaquePointer(p))

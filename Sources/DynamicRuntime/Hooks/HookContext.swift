@@ -68,16 +68,24 @@ public struct HookContext {
     /// Runs the next instead-hook, or the original; the result lands in the return value.
     @inlinable
     public func proceed() throws(RuntimeError) {
-        // Inlined into the hook body: the last instead hook of a word call proceeding to an
-        // original of whole words (the common case) calls it with the words, no frame of its own.
+        guard _fastPath(proceedByWords()) else { return try proceedGenerally() }
+        if _slowPath(sf_get_pending_error() != nil) { try Runtime.rethrowPending() }
+    }
+
+    /// `proceed()`'s common case, inlined into the hook body (and `sf_call_proceed`): the last
+    /// instead hook of a word call proceeding to an original of whole words calls it with the
+    /// words, no frame of its own. False, having called nothing, for any other call. The caller
+    /// checks the pending error.
+    @inlinable @inline(__always)
+    func proceedByWords() -> Bool {
         let s = state
         let plain = hookRef._withUnsafeGuaranteedRef { $0.wordOriginalBits.load(ordering: .acquiring) }
-        guard _fastPath(s.pointee.progress.isLastInstead && plain != 0) else { return try proceedGenerally() }
+        guard _fastPath(s.pointee.progress.isLastInstead && plain != 0) else { return false }
         s.pointee.progress.proceeded = true
         let w = HookCallState.words(s)
         typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
         w[5] = unsafeBitCast(plain, to: Words.self)(w[0], w[1], w[2], w[3], w[4])
-        if _slowPath(sf_get_pending_error() != nil) { try Runtime.rethrowPending() }
+        return true
     }
 
     /// `proceed()` of any other call: the next instead hook, or the original.
