@@ -44,10 +44,10 @@ extension InvocationStorage {
         h.pointee.target = raw
         h.pointee.selector = selector.raw
         let base = self.base
-        let offsets = h.pointee.signature.argumentOffsets
+        let offsets = h.pointee.offsets
         base.storeBytes(of: raw, toByteOffset: offsets[0], as: sf_id.self)
         base.storeBytes(of: selector.raw, toByteOffset: offsets[1], as: sf_sel.self)
-        for i in 0..<min(count, offsets.count - 2) { store(i, base + offsets[i + 2]) }
+        for i in 0..<min(count, h.pointee.argumentCount - 2) { store(i, base + offsets[i + 2]) }
     }
 
     /// The return value as a typed caller takes it (at most 16 bytes), moved out of the record.

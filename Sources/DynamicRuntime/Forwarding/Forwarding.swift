@@ -187,7 +187,9 @@ enum Forwarding {
             let recv = ObjectRef(word: receiver)
             throw RuntimeError.reservedSelector(.init(className: recv.runtimeClass?.visibleName, selector: forwardInvocation.name, reason: "it receives the invocation the runtime is forwarding and cannot be sent directly"))
         }
-        try body(Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(record).takeUnretainedValue()))
+        // Unretained: `deliver` holds the record for the call, and a body that keeps the
+        // invocation retains it then.
+        try Unmanaged<InvocationStorage>.fromOpaque(record)._withUnsafeGuaranteedRef { try body(Invocation(storage: $0)) }
     }
 
     /// Whether `record` is the invocation this thread is handing to `forwardInvocation:`: a

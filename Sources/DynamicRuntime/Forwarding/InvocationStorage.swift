@@ -3,6 +3,10 @@ import Glibc
 
 struct InvocationHeader {
     var signature: SignatureStorage
+    /// The signature's `offsetTable` and argument count, read per call without touching
+    /// (and retaining) the signature.
+    let offsets: UnsafePointer<Int>
+    let argumentCount: Int
     var target: sf_id?
     var selector: sf_sel
     var argumentsRetained = false
@@ -40,7 +44,8 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         let words = (frame + ret + argv) / 8 + 2
         let made = InvocationStorage.create(minimumCapacity: words) { _ in
             let (plan, objects) = Self.wordPlan(sig)
-            return InvocationHeader(signature: sig, target: nil, selector: sf_sel(bitPattern: 1)!,
+            return InvocationHeader(signature: sig, offsets: sig.offsetTable, argumentCount: sig.argumentTypes.count,
+                                    target: nil, selector: sf_sel(bitPattern: 1)!,
                                     frameOffset: 0, returnOffset: frame, argvOffset: frame + ret,
                                     plan: plan, objectMask: objects)
         }
@@ -72,12 +77,15 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
         let base = self.base
         let v = (base + h.pointee.argvOffset).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        let offsets = h.pointee.signature.argumentOffsets
-        for i in offsets.indices { v[i] = base + offsets[i] }
+        let offsets = h.pointee.offsets
+        for i in 0..<h.pointee.argumentCount { v[i] = base + offsets[i] }
         return v
     }
     var returnPointer: UnsafeMutableRawPointer { base + h.pointee.returnOffset }
-    func argumentPointer(_ i: Int) -> UnsafeMutableRawPointer { base + h.pointee.signature.argumentOffsets[i] }
+    func argumentPointer(_ i: Int) -> UnsafeMutableRawPointer {
+        precondition(i >= 0 && i < h.pointee.argumentCount, "argument index out of range")
+        return base + h.pointee.offsets[i]
+    }
 
     func writeTargetAndSelector() {
         argumentPointer(0).storeBytes(of: h.pointee.target, as: sf_id?.self)
@@ -222,15 +230,19 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
 
     /// Calls `imp` with the frame; the result (+1 for objects) lands in return storage.
     func call(_ imp: sf_imp) {
-        let sig = h.pointee.signature
-        if let layout = sig.layout, layout.pointee.int_wide != 0, sf_tramp_enabled() != 0 {
-            callWords(imp, layout)
-        } else {
-            writeTargetAndSelector()
-            sig.call(imp, returnPointer, argv)
+        signature._withUnsafeGuaranteedRef { sig in
+            if let layout = sig.layout, layout.pointee.int_wide != 0, sf_tramp_enabled() != 0 {
+                callWords(imp, layout)
+            } else {
+                writeTargetAndSelector()
+                sig.call(imp, returnPointer, argv)
+            }
+            h.pointee.ownsReturnObject = sig.returnsObject
         }
-        h.pointee.ownsReturnObject = sig.returnsObject
     }
+
+    /// The record's signature, unretained: the record holds it, and signatures are immortal.
+    var signature: Unmanaged<SignatureStorage> { Unmanaged.passUnretained(h.pointee.signature) }
 
     /// `call` for a signature of 2-5 word arguments in integer registers and a word return or
     /// none (`int_wide`): its frame is those words in order, so the IMP is called as a C
@@ -249,7 +261,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     /// must hold: a word for integers and pointers (ffi_arg), 4 for a float, a struct's own
     /// size, nothing for void. `returnSize` rounds up to a word and would overrun a C caller's
     /// `float` or 3-byte struct.
-    var returnValueByteCount: Int { h.pointee.signature.returnValueBytes }
+    var returnValueByteCount: Int { signature._withUnsafeGuaranteedRef { $0.returnValueBytes } }
 
     /// Copies the return value out to a caller (`byteCount` bytes: a C caller's buffer holds
     /// exactly the type), giving it its own +1 for objects.
@@ -259,7 +271,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             // The caller may outlive the record: it gets a copy lent to its thread.
             destination.storeBytes(of: sf_lend_string(strdup(s)), as: UnsafePointer<CChar>?.self)
         }
-        if h.pointee.signature.returnsObject, let o = returnPointer.load(as: sf_id?.self) {
+        if signature._withUnsafeGuaranteedRef({ $0.returnsObject }), let o = returnPointer.load(as: sf_id?.self) {
             if h.pointee.ownsReturnObject {
                 // Ownership moves to the caller.
                 h.pointee.ownsReturnObject = false

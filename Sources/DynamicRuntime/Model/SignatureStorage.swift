@@ -10,6 +10,9 @@ final class SignatureStorage: @unchecked Sendable {
     let raw: UnsafeMutablePointer<sf_signature>
     /// Byte offset of each argument inside an invocation's frame.
     let argumentOffsets: [Int]
+    /// `argumentOffsets` as a table that lives as long as this (immortal) object: a record
+    /// reads it through a pointer, with no retain of the array per access.
+    let offsetTable: UnsafeMutablePointer<Int>
     let argumentSizes: [Int]
     /// The argument positions (after self and _cmd) holding objects and C strings, which a
     /// retained invocation retains or copies: found once, not by comparing types per call.
@@ -59,6 +62,8 @@ final class SignatureStorage: @unchecked Sendable {
         let argv = UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>.allocate(capacity: max(ffiArguments.count, 1))
         for (i, t) in ffiArguments.enumerated() { argv[i] = t }
         argumentOffsets = offsets
+        offsetTable = .allocate(capacity: max(offsets.count, 1))
+        offsetTable.initialize(from: offsets, count: offsets.count)
         argumentSizes = sizes
         objectArguments = argumentTypes.indices.dropFirst(2).filter { argumentTypes[$0].isRetainedObject }
         cStringArguments = argumentTypes.indices.dropFirst(2).filter { argumentTypes[$0] == .cString }
