@@ -27,12 +27,16 @@ extension Forwarding {
             return .declared(handler: handler, declared)
         }
         // Immortal: no retain and release around the call.
-        var invocation = Invocation.take(Unmanaged<SignatureStorage>.fromOpaque(sig.pointee.swift))
-        invocation.storage.store(raw, selector, count: count, store)
+        // The record is used through a guaranteed reference while `invocation` holds it: Swift
+        // retained it around every call that could reach it otherwise.
+        let invocation = Invocation.take(Unmanaged<SignatureStorage>.fromOpaque(sig.pointee.swift))
+        let record = Unmanaged.passUnretained(invocation.storage)
+        record._withUnsafeGuaranteedRef { $0.store(raw, selector, count: count, store) }
         try deliver(invocation, to: raw, cls, handler)
-        let bits = invocation.storage.returnBits()
+        let bits = record._withUnsafeGuaranteedRef { $0.returnBits() }
         // No other reference may be held here: a record `forwardInvocation:` let go of is reused.
-        Invocation.recycle(&invocation)
+        var done = consume invocation
+        Invocation.recycle(&done)
         return .returned(bits.0, bits.1)
     }
 }
