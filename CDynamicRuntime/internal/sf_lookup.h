@@ -122,9 +122,25 @@ static inline sf_method_t sf_lookup_method(sf_class_t cls, sf_sel sel) {
  * (the Swift side checks: no long, pointer or struct codes). by types: the signature whose
  * immortal `types` string is this very pointer (what methodSignatureForSelector: returns when
  * it hands back an interned signature's types). Lock-free; a miss returns NULL. */
-const struct sf_signature *sf_sig_cache_by_key(uint64_t key);
+#define SF_SIG_CACHE_SLOTS 256
+extern const struct sf_signature *_Atomic sf_sig_by_key[SF_SIG_CACHE_SLOTS];
+extern const struct sf_signature *_Atomic sf_sig_by_types[SF_SIG_CACHE_SLOTS];
+
+static inline unsigned sf_sig_cache_slot(uint64_t v) { return (unsigned)((v * 0x9E3779B97F4A7C15ull) >> 56); }
+
+/* Inline: a forwarded send probes one of them on every call. */
+static inline const struct sf_signature *sf_sig_cache_by_key(uint64_t key) {
+    const struct sf_signature *s = atomic_load_explicit(&sf_sig_by_key[sf_sig_cache_slot(key)], memory_order_acquire);
+    return s && s->key == key ? s : NULL;
+}
+
+static inline const struct sf_signature *sf_sig_cache_by_types(const char *types) {
+    uint64_t p = (uint64_t)(uintptr_t)types;
+    const struct sf_signature *s = atomic_load_explicit(&sf_sig_by_types[sf_sig_cache_slot(p)], memory_order_acquire);
+    return s && s->types == types ? s : NULL;
+}
+
 void sf_sig_cache_put_key(const struct sf_signature *sig);
-const struct sf_signature *sf_sig_cache_by_types(const char *types);
 void sf_sig_cache_put_types(const struct sf_signature *sig);
 
 static inline sf_imp sf_method_imp(sf_method_t m) {
