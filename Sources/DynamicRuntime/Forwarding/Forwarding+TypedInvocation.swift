@@ -56,6 +56,13 @@ extension InvocationStorage {
 
     /// The return value as a typed caller takes it (at most 16 bytes), moved out of the record.
     func returnBits() -> (UInt64, UInt64) {
+        // A scalar is read as words (the storage holds at least 16 bytes; the caller reads only
+        // its type's bytes): a copy of a few bytes was a call to memmove.
+        let (size, returnsObject) = signature._withUnsafeGuaranteedRef { ($0.returnValueBytes, $0.returnsObject) }
+        if !returnsObject, !h.pointee.ownsReturnString {
+            let p = returnPointer
+            return (size == 0 ? 0 : p.load(as: UInt64.self), size <= 8 ? 0 : p.load(fromByteOffset: 8, as: UInt64.self))
+        }
         var bits: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &bits) { copyReturn(to: $0.baseAddress!) }
         return bits

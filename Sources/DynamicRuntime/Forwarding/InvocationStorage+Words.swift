@@ -99,7 +99,7 @@ extension InvocationStorage {
         guard header.pointee.plan != 0, !header.pointee.ownsReturnObject, !header.pointee.ownsReturnString,
               header.pointee.copiedStrings.isEmpty else { return false }
         if !keepingImplementation || header.pointee.implementationBox == nil { setImplementation(nil) }
-        let returnSize = header.pointee.signature.returnSize
+        let returnSize = signature._withUnsafeGuaranteedRef { $0.returnSize }
         if returnSize <= 8 {
             returnPointer.storeBytes(of: 0, as: UInt64.self)
         } else {

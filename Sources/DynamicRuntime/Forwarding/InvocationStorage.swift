@@ -219,7 +219,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         }
         h.pointee.ownsReturnObject = false
         h.pointee.ownsReturnString = false
-        let size = h.pointee.signature.returnSize
+        let size = signature._withUnsafeGuaranteedRef { $0.returnSize }
         if size <= 16 {
             // The return area is at least 16 bytes (`make`): two stores instead of a memset call.
             returnPointer.storeBytes(of: (0, 0) as (UInt64, UInt64), as: (UInt64, UInt64).self)
