@@ -135,25 +135,33 @@ extension MessageSend {
         guard MemoryLayout<R>.size <= 16 else {
             return try largeMiss(raw, selector, cls: cls, values: values)
         }
-        var bytes: (UInt64, UInt64) = (0, 0)
-        // Types the key names exactly, seen before: the frame is laid out from the caller's own
-        // values (`store`), with no argument array, type list or byte-count check.
-        if exact, R.returnEncoding.isExactInKey, let known = sf_sig_cache_by_key(key) {
-            switch try Forwarding.typedInvocationStages(raw, selector, cls: cls, known, count: count, store: store) {
-            case let .returned(lo, hi):
-                bytes = (lo, hi)
-            case let .declared(handler, declared):
-                bytes = try frameMiss(raw, selector, cls: cls, returning: R.returnEncoding, known: Signature(raw: known),
-                                      answered: (handler, declared), count: count, values: values, store: store)
-            case .forwardHandler:
-                bytes = try frameMiss(raw, selector, cls: cls, returning: R.returnEncoding, known: nil, answered: nil,
-                                      count: count, values: values, store: store)
-            }
-        } else {
-            bytes = try frameMiss(raw, selector, cls: cls, returning: R.returnEncoding, known: nil, answered: nil,
-                                  count: count, values: values, store: store)
-        }
+        let bytes = try invocationBytes(raw, selector, cls: cls, key: key, count: count,
+                                        exact: exact && R.returnEncoding.isExactInKey, returning: R.returnEncoding,
+                                        values: values, store: store)
         return withUnsafeBytes(of: bytes) { R(returnStorage: $0.baseAddress!) }
+    }
+
+    /// Stages 3 and 4 for a result of at most 16 bytes, as bytes. `exact`: the key names the
+    /// types exactly, the return type too; seen before, the frame is laid out from the caller's
+    /// own values (`store`), with no argument array, type list or byte-count check.
+    @inline(__always)
+    static func invocationBytes(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, key: UInt64, count: Int,
+                                exact: Bool, returning: TypeEncoding, values: () -> [any MessageArgument],
+                                store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> (UInt64, UInt64) {
+        guard exact, let known = sf_sig_cache_by_key(key) else {
+            return try frameMiss(raw, selector, cls: cls, returning: returning, known: nil, answered: nil,
+                                 count: count, values: values, store: store)
+        }
+        switch try Forwarding.typedInvocationStages(raw, selector, cls: cls, known, count: count, store: store) {
+        case let .returned(lo, hi):
+            return (lo, hi)
+        case let .declared(handler, declared):
+            return try frameMiss(raw, selector, cls: cls, returning: returning, known: Signature(raw: known),
+                                 answered: (handler, declared), count: count, values: values, store: store)
+        case .forwardHandler:
+            return try frameMiss(raw, selector, cls: cls, returning: returning, known: nil, answered: nil,
+                                 count: count, values: values, store: store)
+        }
     }
 
     /// Stages 3-4 through a laid-out frame: for types the key does not name exactly, or a class
@@ -311,6 +319,21 @@ extension MessageSend {
             preconditionFailure("unreachable: \(error)")
         }
     }
+}
+
+/// Stages 3 and 4 of a typed send whose class declined stage 1 (cached) and defines no
+/// `forwardingTargetForSelector:`, for a result of at most 16 bytes: `typedMiss` from stage 3
+/// without its generic entry. The caller holds a lent mark until it has read the result.
+@usableFromInline @inline(never)
+func forwardInvocationBytes(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, key: UInt64, count: Int,
+                            exact: Bool, returning: TypeEncoding, values: () -> [any MessageArgument],
+                            store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> (UInt64, UInt64) {
+    // The lookup that missed may have run a `+initialize` that threw: the error is the send's.
+    try Runtime.rethrowPending()
+    try Forwarding.guardDepth(cls, selector)
+    defer { sf_forward_depth_exit() }
+    return try MessageSend.invocationBytes(raw, selector, cls: cls, key: key, count: count, exact: exact,
+                                           returning: returning, values: values, store: store)
 }
 
 /// Stage 2 of a register call (stage 1 declined, as cached): asks `forwardingTargetForSelector:`

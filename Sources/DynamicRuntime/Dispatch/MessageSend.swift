@@ -70,8 +70,19 @@ enum MessageSend {
             // forwarded without generic code in between.
             if declined, let cls = start, let stageSelector = sf_stage_selector(Int32(SF_STAGE_FORWARDING_TARGET)) {
                 guard let stage = sf_lookup_method(cls, stageSelector) else {
-                    return try typedMiss(raw, selector, cls: cls, key: key, words: words, count: count, exact: exact,
-                                         fromStage: 3, values: { values(args) }, store: { store(args, $0, $1) })
+                    guard MemoryLayout<R>.size <= 16 else {
+                        return try typedMiss(raw, selector, cls: cls, key: key, words: words, count: count, exact: exact,
+                                             fromStage: 3, values: { values(args) }, store: { store(args, $0, $1) })
+                    }
+                    // Stage 3 through a non-generic entry; strings lent on the way live until R
+                    // has read them.
+                    let lent = sf_lent_mark()
+                    defer { sf_lent_drain(lent) }
+                    let bytes = try forwardInvocationBytes(raw, selector, cls: cls, key: key, count: count,
+                                                           exact: exact && R.returnEncoding.isExactInKey,
+                                                           returning: R.returnEncoding, values: { values(args) },
+                                                           store: { store(args, $0, $1) })
+                    return withUnsafeBytes(of: bytes) { R(returnStorage: $0.baseAddress!) }
                 }
                 if let words, key != 0, R.returnKind != .other {
                     return try typedForward(args, raw, selector, cls: cls, stage: stage, key: key, words: words,
