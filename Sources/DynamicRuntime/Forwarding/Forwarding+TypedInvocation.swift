@@ -23,8 +23,8 @@ extension Forwarding {
             if ForwardHandler.current != nil { return .forwardHandler }
             throw try doesNotRecognize(raw, selector, cls)
         }
-        if let declared = try methodSignature(raw, selector, cls), declared.raw != sig {
-            return .declared(handler: handler, declared)
+        if let declared = try declaredSignature(raw, selector, cls), declared != sig {
+            return .declared(handler: handler, Signature(raw: declared))
         }
         // Immortal: no retain and release around the call.
         // The record is used through a guaranteed reference while `invocation` holds it: Swift

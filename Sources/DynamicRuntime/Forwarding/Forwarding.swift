@@ -138,19 +138,26 @@ enum Forwarding {
     /// the signature is found by that pointer instead of parsed again.
     @inline(__always)
     static func methodSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
+        try declaredSignature(raw, selector, cls).map { Signature(raw: $0) }
+    }
+
+    /// `methodSignature` as the interned signature's C form: a typed send compares it with its
+    /// own by address, and makes a `Signature` only when they differ.
+    @inline(__always)
+    static func declaredSignature(_ raw: sf_id, _ selector: Selector, _ cls: sf_class_t) throws(RuntimeError) -> UnsafePointer<sf_signature>? {
         guard let m = sf_lookup_method(cls, methodSignatureSelector.raw) else { return nil }
         return try askMethodSignature(m, raw, selector, cls)
     }
 
     @inline(never)
     private static func askMethodSignature(_ m: sf_method_t, _ raw: sf_id, _ selector: Selector,
-                                           _ cls: sf_class_t) throws(RuntimeError) -> Signature? {
+                                           _ cls: sf_class_t) throws(RuntimeError) -> UnsafePointer<sf_signature>? {
         let text: BorrowedCString = try sendFound(m, raw, methodSignatureSelector, cls, selector)
         guard let p = text.pointer else { return nil }
-        if let known = sf_sig_cache_by_types(p) { return Signature(raw: known) }
+        if let known = sf_sig_cache_by_types(p) { return known }
         let sig = try Signature(String(cString: p))
         if sig.raw.pointee.types == p { sf_sig_cache_put_types(sig.raw) }
-        return sig
+        return sig.raw
     }
 
     /// Stage 3b: hands the record to `forwardInvocation:` (`handler`, the receiver's method).

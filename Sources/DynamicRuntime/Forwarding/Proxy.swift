@@ -15,10 +15,10 @@ public enum Proxy {
         let cls = try RuntimeClass(name: name, ivars: [(targetIvarName, .object)])
         let ivar = cls.ivar(named: targetIvarName)!
         let proxyClass = UInt(bitPattern: cls.raw), offset = ivar.offset  // Sendable captures
-        try cls.setMethodSignature { recv, sel in
+        try cls.setMethodSignatureTypes { recv, sel in
             guard let t = target(of: recv, proxyClass, offset),
                   let m = sf_class_getInstanceMethod(sf_object_isa(t), sel.raw) else { return nil }
-            return Signature(raw: sf_method_sig(m))
+            return sf_method_sig(m)
         }
         // A proxy answers for its target's protocols (NSProxy forwards conformsToProtocol:).
         try cls.addMethod(conformsToProtocolSelector) { (recv: ObjectRef, p: UnsafeMutableRawPointer) -> Bool in

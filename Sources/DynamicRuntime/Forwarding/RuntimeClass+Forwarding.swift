@@ -37,15 +37,22 @@ extension RuntimeClass {
     /// Stage 3a: the signature of a selector this class forwards (needed for C senders; Swift
     /// senders' own types are used when this is absent).
     public func setMethodSignature(_ body: @escaping @Sendable (ObjectRef, Selector) throws -> Signature?) throws(RuntimeError) {
+        try setMethodSignatureTypes { recv, sel in try body(recv, sel)?.raw }
+    }
+
+    /// `setMethodSignature` whose body answers with an interned signature's C form, which a
+    /// proxy reads from its target's method without making a `Signature` (and retaining its
+    /// storage) per forwarded call.
+    func setMethodSignatureTypes(_ body: @escaping @Sendable (ObjectRef, Selector) throws -> UnsafePointer<sf_signature>?) throws(RuntimeError) {
         // A word body of its own, as `setForwardingTarget`'s: stage 3 asks on every forwarded send.
         // The types returned are an interned signature's, immortal: lent, never copied.
         let word: WordBody = { o, s, sel, _, _, _ in
             let sel = try Selector.fromWord(sel, receiver: o, selector: s, 2)
-            return CString(try body(ObjectRef(word: o), sel)?.raw.pointee.types).word
+            return CString(try body(ObjectRef(word: o), sel)?.pointee.types).word
         }
         let (imp, sig) = try closureIMP(Forwarding.methodSignature, declared: nil, returns: CString.returnEncoding,
                                         arguments: [Selector.typeEncoding], word: word) { ret, args in
-            let types = try body(ObjectRef(argumentStorage: args[0]!), Selector.argument(args, 2))?.raw.pointee.types
+            let types = try body(ObjectRef(argumentStorage: args[0]!), Selector.argument(args, 2))?.pointee.types
             CString(types).storeReturn(to: ret)
         }
         try install(Forwarding.methodSignature, imp, sig, replacing: true)
