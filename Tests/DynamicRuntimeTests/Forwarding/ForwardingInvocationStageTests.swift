@@ -79,6 +79,52 @@ final class ForwardingInvocationStageTests: ForwardingPipelineTestCase {
         XCTAssertEqual(try o.send("add:to:", Int.max - 1, 1) as Int, Int.max)
     }
 
+    /// Sent again once the resolver's refusal is cached (and no forwarding target is defined),
+    /// a typed send enters stage 3 directly: every result shape, a lent string, an object's
+    /// count, an error and a declared signature come out as on the first send.
+    func testRepeatedForwardsKeepEveryShapeOnceTheRefusalIsCached() throws {
+        let target = try makeTarget()
+        try target.addMethod("echo:") { (_: ObjectRef, s: String) -> String in s + "!" }
+        try target.addMethod("swap:") { (_: ObjectRef, p: Point) -> Point in Point(x: p.y, y: p.x) }
+        try target.addMethod("positive:") { (_: ObjectRef, a: Int) -> Bool in a > 0 }
+        let t = try target.createInstance()
+        let payload = try makeClass("FwdRepeatPayload").createInstance()
+        try t.setValue(payload.ref, forIvar: "payload")
+        let cls = try makeClass("FwdRepeat")
+        try cls.setForwardInvocation { inv in try inv.invoke(target: t) }
+        let o = try cls.createInstance()
+        let declaring = try makeClass("FwdRepeatDeclared")
+        try declaring.setMethodSignature { _, _ in try Signature("d@:d") }
+        try declaring.setForwardInvocation { inv in try inv.invoke(target: t) }
+        let d = try declaring.createInstance()
+        for round in 0..<3 {
+            XCTAssertEqual(try o.send("add:to:", round, 40) as Int, round + 40)
+            XCTAssertEqual(try o.send("scale:", 2.0) as Double, 5.0)
+            XCTAssertEqual(try o.send("ratio") as Float, 0.75)
+            XCTAssertEqual(try o.send("positive:", round - 1) as Bool, round > 1)
+            XCTAssertEqual(try o.send("echo:", "r\(round)") as String, "r\(round)!")
+            XCTAssertEqual(try o.send("swap:", Point(x: 1, y: 2)) as Point, Point(x: 2, y: 1))
+            do {
+                let r: Object? = try o.send("payload")
+                XCTAssertEqual(r?.raw, payload.raw)
+                XCTAssertEqual(payload.retainCount, 3, "the ivar, `payload` and the result")
+            }
+            XCTAssertEqual(payload.retainCount, 2, "round \(round): the result was released")
+            XCTAssertThrowsError(try o.send("nothing:", round) as Int) { error in
+                XCTAssertEqual((error as? RuntimeError)?.selector, "nothing:")
+                guard case .doesNotRecognizeSelector? = error as? RuntimeError else {
+                    return XCTFail("round \(round): \(error)")
+                }
+            }
+            XCTAssertEqual(try d.send("scale:", 2.0) as Double, 5.0, "the declared types are the caller's")
+            XCTAssertThrowsError(try d.send("add:to:", 1, 2) as Int) { error in
+                guard case .signatureMismatch? = error as? RuntimeError else {
+                    return XCTFail("round \(round): \(error)")
+                }
+            }
+        }
+    }
+
     func testForwardInvocationObjectReturnsHaveCorrectRetainCounts() throws {
         let target = try makeTarget()
         let t = try target.createInstance()
