@@ -8,11 +8,11 @@ final class SignatureStorage: @unchecked Sendable {
     let returnType: TypeEncoding
     let argumentTypes: [TypeEncoding]
     let raw: UnsafeMutablePointer<sf_signature>
-    /// Byte offset of each argument inside an invocation's frame.
-    let argumentOffsets: [Int]
-    /// `argumentOffsets` as a table that lives as long as this (immortal) object: a record
-    /// reads it through a pointer, with no retain of the array per access.
+    /// Byte offset of each argument inside an invocation's frame, in a table that lives as long
+    /// as this (immortal) object: a record reads it through a pointer, with no retain per access.
     let offsetTable: UnsafeMutablePointer<Int>
+    /// `offsetTable`, one entry per argument.
+    var argumentOffsets: UnsafeBufferPointer<Int> { UnsafeBufferPointer(start: offsetTable, count: argumentTypes.count) }
     let argumentSizes: [Int]
     /// The argument positions (after self and _cmd) holding objects and C strings, which a
     /// retained invocation retains or copies: found once, not by comparing types per call.
@@ -61,7 +61,6 @@ final class SignatureStorage: @unchecked Sendable {
         raw = .allocate(capacity: 1)
         let argv = UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>.allocate(capacity: max(ffiArguments.count, 1))
         for (i, t) in ffiArguments.enumerated() { argv[i] = t }
-        argumentOffsets = offsets
         offsetTable = .allocate(capacity: max(offsets.count, 1))
         offsetTable.initialize(from: offsets, count: offsets.count)
         argumentSizes = sizes
