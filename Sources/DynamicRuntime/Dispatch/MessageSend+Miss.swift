@@ -148,20 +148,19 @@ extension MessageSend {
     static func invocationBytes(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, key: UInt64, count: Int,
                                 exact: Bool, returning: TypeEncoding, values: () -> [any MessageArgument],
                                 store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> (UInt64, UInt64) {
-        guard exact, let known = sf_sig_cache_by_key(key) else {
-            return try frameMiss(raw, selector, cls: cls, returning: returning, known: nil, answered: nil,
-                                 count: count, values: values, store: store)
+        if exact, let known = sf_sig_cache_by_key(key) {
+            switch try Forwarding.typedInvocationStages(raw, selector, cls: cls, known, count: count, store: store) {
+            case let .returned(lo, hi):
+                return (lo, hi)
+            case let .declared(handler, declared):
+                return try frameMiss(raw, selector, cls: cls, returning: returning, known: Signature(raw: known),
+                                     answered: (handler, declared), count: count, values: values, store: store)
+            case .forwardHandler:
+                break
+            }
         }
-        switch try Forwarding.typedInvocationStages(raw, selector, cls: cls, known, count: count, store: store) {
-        case let .returned(lo, hi):
-            return (lo, hi)
-        case let .declared(handler, declared):
-            return try frameMiss(raw, selector, cls: cls, returning: returning, known: Signature(raw: known),
-                                 answered: (handler, declared), count: count, values: values, store: store)
-        case .forwardHandler:
-            return try frameMiss(raw, selector, cls: cls, returning: returning, known: nil, answered: nil,
-                                 count: count, values: values, store: store)
-        }
+        return try frameMiss(raw, selector, cls: cls, returning: returning, known: nil, answered: nil,
+                             count: count, values: values, store: store)
     }
 
     /// Stages 3-4 through a laid-out frame: for types the key does not name exactly, or a class
