@@ -80,8 +80,12 @@ extension Limiter {
     /// the first word's top bits tells one publication from the next).
     @inline(__always)
     func replacing(at now: ThrottleInstant, making make: () -> Payload, made: inout UInt) -> Payload? {
-        var seen = slot.load(ordering: .acquiring)
-        guard seen.first != 0 else { return nil }
+        var seen = WordPair(first: slotSeenFirst.load(ordering: .acquiring),
+                            second: slotSeenSecond.load(ordering: .acquiring))
+        if seen.first == 0 {
+            seen = slot.load(ordering: .acquiring)
+            guard seen.first != 0 else { return nil }
+        }
         var word: UInt = 0
         while true {
             // Judged at the latest instant seen: the last call's, or the last event's under the lock.
@@ -99,7 +103,10 @@ extension Limiter {
                                    second: UInt(bitPattern: Int(judged)))
             let (exchanged, current) = slot.compareExchange(
                 expected: seen, desired: desired, ordering: .acquiringAndReleasing)
-            if exchanged { return Self.payload(fromWord: seen.first & Self.payloadBits) }
+            if exchanged {
+                noteSlot(desired)
+                return Self.payload(fromWord: seen.first & Self.payloadBits)
+            }
             seen = current
             if seen.first == 0 { break }
         }
@@ -115,6 +122,7 @@ extension Limiter {
         guard s.slotPublished else { return }
         s.slotPublished = false
         let pair = slot.exchange(WordPair(first: 0, second: 0), ordering: .acquiringAndReleasing)
+        noteSlot(WordPair(first: 0, second: 0))
         s.machine.held = Self.payload(fromWord: pair.first & Self.payloadBits)
         let lastCall = ThrottleInstant(nanoseconds: Int64(bitPattern: UInt64(pair.second)))
         s.machine.history.lastCall = lastCall
@@ -138,6 +146,14 @@ extension Limiter {
         let tagged = UInt(s.slotGeneration & 0xFFFF) << 48 | word
         slot.store(WordPair(first: tagged, second: UInt(bitPattern: Int(lastCall.nanoseconds))),
                    ordering: .releasing)
+        noteSlot(WordPair(first: tagged, second: UInt(bitPattern: Int(lastCall.nanoseconds))))
         s.slotPublished = true
+    }
+
+    /// Copies a value just written to `slot` into `slotSeenFirst` and `slotSeenSecond`.
+    @inline(__always)
+    func noteSlot(_ pair: WordPair) {
+        slotSeenSecond.store(pair.second, ordering: .releasing)
+        slotSeenFirst.store(pair.first, ordering: .releasing)
     }
 }

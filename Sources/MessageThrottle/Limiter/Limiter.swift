@@ -96,6 +96,13 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// While the machine's window only replaces the held payload: that payload's bits (tagged
     /// with a generation) and the machine's `lastCall`; zero words otherwise.
     let slot = Atomic<WordPair>(WordPair(first: 0, second: 0))
+    /// The slot's value as last written, one word at a time: a sender starts its
+    /// compare-and-exchange from it instead of loading the double word (which on x86-64 is a
+    /// locked `cmpxchg16b` of its own). A stale or torn copy only fails the exchange, which
+    /// returns the slot's value; each word is stored after the write it copies (release) and
+    /// read with acquire, so the window it leads to was published before it.
+    let slotSeenFirst = Atomic<UInt>(0)
+    let slotSeenSecond = Atomic<UInt>(0)
     /// The window's edge while `slot` is published: `replaceFixed`, or no earlier than the last
     /// call plus `replaceFollow` (`Int64.min`: fixed); and the latest instant when it was
     /// published. Written before the slot is published.
