@@ -8,7 +8,7 @@
 
 ffi_type *sf_ffi_type_for_code(char code) {
     switch (code) {
-#define SF_TYPE_CODE(character, key, ffi) case character: return &ffi;
+#define SF_TYPE_CODE(character, key, ffi, swift) case character: return &ffi;
 #include "sf_type_codes.h"
 #undef SF_TYPE_CODE
     default: return NULL;
@@ -17,7 +17,7 @@ ffi_type *sf_ffi_type_for_code(char code) {
 
 uint8_t sf_type_code_key(char code) {
     switch (code) {
-#define SF_TYPE_CODE(character, key, ffi) case character: return key;
+#define SF_TYPE_CODE(character, key, ffi, swift) case character: return key;
 #include "sf_type_codes.h"
 #undef SF_TYPE_CODE
     default: return 0;
@@ -25,7 +25,7 @@ uint8_t sf_type_code_key(char code) {
 }
 
 static const char type_code_characters[] = {
-#define SF_TYPE_CODE(character, key, ffi) character,
+#define SF_TYPE_CODE(character, key, ffi, swift) character,
 #include "sf_type_codes.h"
 #undef SF_TYPE_CODE
 };

@@ -1,7 +1,8 @@
 import CDynamicRuntime
 
-// The one Swift table of scalar type codes. CDynamicRuntime/internal/sf_type_codes.h holds the same rows with
-// their libffi types; TypeCodeTableTests checks that the two agree row for row.
+// Swift's side of the scalar type codes, written by scripts/generate-type-codes.py from the
+// table's one source, CDynamicRuntime/internal/sf_type_codes.h:
+// edit the table, then run the script.
 extension TypeEncoding {
     /// The key code of every pointer type (`^…`); typed sends of pointer values use it directly.
     @inlinable static var pointerKeyCode: UInt64 { 17 }
@@ -29,13 +30,13 @@ extension TypeEncoding {
         case .uint64: UInt8(ascii: "Q")
         case .float: UInt8(ascii: "f")
         case .double: UInt8(ascii: "d")
-        case .longDouble: UInt8(ascii: "D")
         case .bool: UInt8(ascii: "B")
         case .cString: UInt8(ascii: "*")
         case .object: UInt8(ascii: "@")
         case .classObject: UInt8(ascii: "#")
         case .selector: UInt8(ascii: ":")
         case .pointer: UInt8(ascii: "^")
+        case .longDouble: UInt8(ascii: "D")
         case .structure, .block, .array: nil
         }
     }
@@ -82,8 +83,8 @@ extension TypeEncoding {
     /// Every type that is one character in an encoding (all rows but the pointer's, which
     /// takes a pointee). The parser reads these through `scalar(for:)`.
     static let singleCharacterScalars: [TypeEncoding] = [
-        .void, .int8, .uint8, .int16, .uint16, .int32, .uint32, .long, .unsignedLong,
-        .int64, .uint64, .float, .double, .longDouble, .bool, .cString, .object, .classObject, .selector,
+        .void, .int8, .uint8, .int16, .uint16, .int32, .uint32, .long, .unsignedLong, .int64,
+        .uint64, .float, .double, .bool, .cString, .object, .classObject, .selector, .longDouble,
     ]
 
     private static let scalarsByCharacter: [TypeEncoding?] = {

@@ -3,8 +3,9 @@ import CDynamicRuntime
 import XCTest
 @testable import DynamicRuntime
 
-/// The scalar type codes are listed twice, once per language: CDynamicRuntime/internal/sf_type_codes.h (libffi
-/// types, key codes) and `TypeEncoding.scalarCode`. These tests hold the two to the same rows.
+/// The scalar type codes have one source, CDynamicRuntime/internal/sf_type_codes.h; C compiles
+/// it in and scripts/generate-type-codes.py writes `TypeEncoding`'s switches from it. These tests
+/// check at run time that what each language compiled lists the same rows.
 final class TypeCodeTableTests: XCTestCase {
     private func swiftType(for character: UInt8) -> TypeEncoding? {
         character == UInt8(ascii: "^") ? .pointer(nil) : TypeEncoding.scalar(for: character)
