@@ -104,16 +104,17 @@ extension MessageSend {
         defer { sf_lent_drain(lent) }
         try Forwarding.guardDepth(cls, selector)
         defer { sf_forward_depth_exit() }
-        if fromStage < 2, try Forwarding.resolve(raw, selector, cls), let m = sf_lookup_method(cls, selector.raw) {
-            return try typedCall(raw, selector, cls: cls, method: m, key: key, words: words, count: count,
-                                 values: values, store: store)
-        }
-        if fromStage < 3, let target = try Forwarding.forwardingTarget(raw, selector, cls) {
-            defer { sf_release_inline(target) }
-            return try sendToTarget(target, selector, key: key, words: words, count: count, exact: exact,
-                                    values: values, store: store)
-        }
-        return try invocationMiss(raw, selector, cls: cls, key: key, count: count, exact: exact, values: values, store: store)
+        return try Forwarding.earlyStages(
+            raw, selector, cls: cls, from: fromStage,
+            call: { (m) throws(RuntimeError) in
+                try typedCall(raw, selector, cls: cls, method: m, key: key, words: words, count: count, values: values, store: store)
+            },
+            send: { (target) throws(RuntimeError) in
+                try sendToTarget(target, selector, key: key, words: words, count: count, exact: exact, values: values, store: store)
+            },
+            rest: { () throws(RuntimeError) in
+                try invocationMiss(raw, selector, cls: cls, key: key, count: count, exact: exact, values: values, store: store)
+            })
     }
 
     /// Stages 3 and 4 of a typed miss (the caller holds a depth level and a lent mark). Apart

@@ -18,11 +18,19 @@ extension Forwarding {
     /// names) comes back as bits. The caller holds a depth level and a read section.
     static func typedInvocationStages(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: UnsafePointer<sf_signature>,
                                       count: Int, store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> TypedInvocationOutcome {
-        guard let handler = sf_lookup_method(cls, forwardInvocationSelector.raw) else {
-            // The handler's stage is written once, in `invocationStages`, which the frame path runs.
-            if ForwardHandler.current != nil { return .forwardHandler }
-            throw try doesNotRecognize(raw, selector, cls)
-        }
+        try lateStages(raw, selector, cls: cls,
+                       invocation: { (handler) throws(RuntimeError) in
+                           try typedInvocationStage(raw, selector, cls: cls, sig, handler: handler, count: count, store: store)
+                       },
+                       // The handler's stage is in `invocationStages`, which the frame path runs.
+                       forwardHandler: { ForwardHandler.current != nil ? .forwardHandler : nil })
+    }
+
+    /// Stage 3 once `forwardInvocation:` is found (`handler`).
+    @inline(__always)
+    private static func typedInvocationStage(_ raw: sf_id, _ selector: Selector, cls: sf_class_t, _ sig: UnsafePointer<sf_signature>,
+                                             handler: sf_method_t, count: Int,
+                                             store: (Int, UnsafeMutableRawPointer) -> Void) throws(RuntimeError) -> TypedInvocationOutcome {
         if let declared = try declaredSignature(raw, selector, cls), declared != sig {
             return .declared(handler: handler, Signature(raw: declared))
         }
