@@ -39,17 +39,23 @@ enum HookEntryKind: Equatable {
     }
 }
 
+// Written by scripts/generate-register-thunks.py (integerHookEntries): edit the script, not these lines.
 /// Integer-register entries by register count (2-5): (arguments…, hook) -> %rax.
 nonisolated(unsafe) private let integerHookEntries: [UnsafeRawPointer] = [
-    unsafeBitCast({ (a0, a1, h) in enterInts(h!, a0, a1, 0, 0, 0) } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64,
-                  to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, h) in enterInts(h!, a0, a1, a2, 0, 0) }
-                  as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, h) in enterInts(h!, a0, a1, a2, a3, 0) }
-                  as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, a4, h) in enterInts(h!, a0, a1, a2, a3, a4) }
-                  as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, h) in
+        enterInts(h!, a0, a1, 0, 0, 0)
+    } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, h) in
+        enterInts(h!, a0, a1, a2, 0, 0)
+    } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, h) in
+        enterInts(h!, a0, a1, a2, a3, 0)
+    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, a4, h) in
+        enterInts(h!, a0, a1, a2, a3, a4)
+    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
 ]
+// End of integerHookEntries.
 
 /// Runs the hook over the integer registers stored in this frame; the word it returns goes to %rax.
 @inline(__always)
@@ -78,6 +84,7 @@ extension MethodHook {
     }
 }
 
+// Written by scripts/generate-register-thunks.py (registerHookEntries): edit the script, not these lines.
 private typealias RegisterEntry2 = @convention(c) (UInt64, UInt64, UnsafeRawPointer?,
     Double, Double, Double, Double, Double, Double, Double, Double) -> sf_tramp_ret
 private typealias RegisterEntry3 = @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?,
@@ -103,6 +110,7 @@ nonisolated(unsafe) private let registerHookEntries: [UnsafeRawPointer] = [
         enterRegisters(h!, (a0, a1, a2, a3, a4), (d0, d1, d2, d3, d4, d5, d6, d7))
     } as RegisterEntry5, to: UnsafeRawPointer.self),
 ]
+// End of registerHookEntries.
 
 /// The registers laid out as `sf_tramp_frame` keeps them (rdi…r9, xmm0…xmm7), then the four
 /// return words; arguments point into them as the signature's layout says.

@@ -55,41 +55,54 @@ func raiseWordFailure(_ error: any Error, _ className: String?, _ sel: UInt64) {
     Runtime.raise(ClosureIMP.failure(error, className: className, sel))
 }
 
-private typealias W = UInt64
-private typealias C = UnsafeRawPointer?
-
+// Written by scripts/generate-register-thunks.py (wordThunks): edit the script, not these lines.
 /// Thunks by register count (2-5: receiver, selector, up to three arguments), for integer,
 /// double and float returns; the slot puts this object in the next integer register.
 nonisolated(unsafe) private let wordThunks: [[UnsafeRawPointer]] = [
     [
-        unsafeBitCast({ (a0, a1, c) in callWordBody(c!, a0, a1, 0, 0, 0) } as @convention(c) (W, W, C) -> W, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, c) in callWordBody(c!, a0, a1, a2, 0, 0) } as @convention(c) (W, W, W, C) -> W, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, c) in callWordBody(c!, a0, a1, a2, a3, 0) } as @convention(c) (W, W, W, W, C) -> W,
-                      to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in callWordBody(c!, a0, a1, a2, a3, a4) } as @convention(c) (W, W, W, W, W, C) -> W,
-                      to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, c) in
+            callWordBody(c!, a0, a1, 0, 0, 0)
+        } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, c) in
+            callWordBody(c!, a0, a1, a2, 0, 0)
+        } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, c) in
+            callWordBody(c!, a0, a1, a2, a3, 0)
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
+            callWordBody(c!, a0, a1, a2, a3, a4)
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
     ],
     [
-        unsafeBitCast({ (a0, a1, c) in Double(bitPattern: callWordBody(c!, a0, a1, 0, 0, 0)) } as @convention(c) (W, W, C) -> Double,
-                      to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, c) in Double(bitPattern: callWordBody(c!, a0, a1, a2, 0, 0)) }
-                      as @convention(c) (W, W, W, C) -> Double, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, c) in Double(bitPattern: callWordBody(c!, a0, a1, a2, a3, 0)) }
-                      as @convention(c) (W, W, W, W, C) -> Double, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in Double(bitPattern: callWordBody(c!, a0, a1, a2, a3, a4)) }
-                      as @convention(c) (W, W, W, W, W, C) -> Double, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, c) in
+            Double(bitPattern: callWordBody(c!, a0, a1, 0, 0, 0))
+        } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> Double, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, c) in
+            Double(bitPattern: callWordBody(c!, a0, a1, a2, 0, 0))
+        } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Double, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, c) in
+            Double(bitPattern: callWordBody(c!, a0, a1, a2, a3, 0))
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Double, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
+            Double(bitPattern: callWordBody(c!, a0, a1, a2, a3, a4))
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Double, to: UnsafeRawPointer.self),
     ],
     [
-        unsafeBitCast({ (a0, a1, c) in Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, 0, 0, 0))) }
-                      as @convention(c) (W, W, C) -> Float, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, c) in Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, 0, 0))) }
-                      as @convention(c) (W, W, W, C) -> Float, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, c) in Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, a3, 0))) }
-                      as @convention(c) (W, W, W, W, C) -> Float, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, a3, a4))) }
-                      as @convention(c) (W, W, W, W, W, C) -> Float, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, c) in
+            Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, 0, 0, 0)))
+        } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> Float, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, c) in
+            Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, 0, 0)))
+        } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Float, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, c) in
+            Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, a3, 0)))
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Float, to: UnsafeRawPointer.self),
+        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
+            Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, a3, a4)))
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Float, to: UnsafeRawPointer.self),
     ],
 ]
+// End of wordThunks.
 
 /// The thunk for a signature of `nargs` integer-register arguments (2-5) returning `returns`.
 func wordThunk(nargs: Int, returns: TypeEncoding) -> UnsafeRawPointer {

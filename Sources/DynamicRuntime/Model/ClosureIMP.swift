@@ -194,18 +194,24 @@ private let trampolineEntry: sf_tramp_handler = { context, frame in
     }
 }
 
+// Written by scripts/generate-register-thunks.py (registerThunks): edit the script, not these lines.
 /// The register-class thunks: (integer argument registers…, this object) for signatures whose
 /// arguments are all integer scalars in registers, by count of registers (2-5).
 nonisolated(unsafe) private let registerThunks: [UnsafeRawPointer] = [
-    unsafeBitCast({ (a0, a1, c) in callBody(c!, a0, a1, 0, 0, 0) } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64,
-                  to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, c) in callBody(c!, a0, a1, a2, 0, 0) } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64,
-                  to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, c) in callBody(c!, a0, a1, a2, a3, 0) }
-                  as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, a4, c) in callBody(c!, a0, a1, a2, a3, a4) }
-                  as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, c) in
+        callBody(c!, a0, a1, 0, 0, 0)
+    } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, c) in
+        callBody(c!, a0, a1, a2, 0, 0)
+    } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, c) in
+        callBody(c!, a0, a1, a2, a3, 0)
+    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
+        callBody(c!, a0, a1, a2, a3, a4)
+    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
 ]
+// End of registerThunks.
 
 /// Runs the body over the registers stored in this frame; the word it returns goes to %rax.
 @inline(__always)
