@@ -112,6 +112,39 @@ extension RuntimeClass {"""]
         return try install(selector, imp, sig, replacing: {'true' if replacing else 'false'}).{tail}
     }}""")
     out.append("}\n")
+    out.append(word_bodies())
+    return "\n".join(out)
+
+
+def word_bodies():
+    """The word bodies the overloads above hand to `closureIMP`: the closure called with the
+    registers as they arrived, each argument read from its own word."""
+    out = ["""// The word body of each overload: nil where an argument or the return does not travel in one
+// integer register.
+extension RuntimeClass {"""]
+    for n in range(MAX_ARITY + 1):
+        ls = LETTERS[:n]
+        vs = "abcd"[:n]
+        params = "".join(f", {l}" for l in ls)
+        words = ", ".join(["o", "s" if n else "_"] + list(vs) + ["_"] * (4 - n))
+        reads = "".join(f",\n                     {l}.fromWord({v}, receiver: o, selector: s, {i + 2})"
+                        for i, (l, v) in enumerate(zip(ls, vs)))
+        for void in (False, True):
+            gen = generic(ls) if void else generic(ls, ["R: MessageReturn"])
+            conditions = [f"{l}.passesInWord" for l in ls] + ([] if void else ["R.returnKind != .other"])
+            guard = f"\n        guard {', '.join(conditions)} else {{ return nil }}" if conditions else ""
+            call = f"try body(ObjectRef(word: o){reads})"
+            body = f"{call}\n            return 0" if void else f"{call}.returnWord"
+            out.append(f"""
+    @inlinable
+    static func wordBody{gen}(
+        _ body: @escaping (ObjectRef{params}) throws -> {'Void' if void else 'R'}
+    ) -> WordBody? {{{guard}
+        return {{ {words} in
+            {body}
+        }}
+    }}""")
+    out.append("}\n")
     return "\n".join(out)
 
 

@@ -228,3 +228,132 @@ extension RuntimeClass {
         return try install(selector, imp, sig, replacing: true).previous
     }
 }
+
+// The word body of each overload: nil where an argument or the return does not travel in one
+// integer register.
+extension RuntimeClass {
+
+    @inlinable
+    static func wordBody<R: MessageReturn>(
+        _ body: @escaping (ObjectRef) throws -> R
+    ) -> WordBody? {
+        guard R.returnKind != .other else { return nil }
+        return { o, _, _, _, _, _ in
+            try body(ObjectRef(word: o)).returnWord
+        }
+    }
+
+    @inlinable
+    static func wordBody(
+        _ body: @escaping (ObjectRef) throws -> Void
+    ) -> WordBody? {
+        return { o, _, _, _, _, _ in
+            try body(ObjectRef(word: o))
+            return 0
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, R: MessageReturn>(
+        _ body: @escaping (ObjectRef, A) throws -> R
+    ) -> WordBody? {
+        guard A.passesInWord, R.returnKind != .other else { return nil }
+        return { o, s, a, _, _, _ in
+            try body(ObjectRef(word: o),
+                     A.fromWord(a, receiver: o, selector: s, 2)).returnWord
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument>(
+        _ body: @escaping (ObjectRef, A) throws -> Void
+    ) -> WordBody? {
+        guard A.passesInWord else { return nil }
+        return { o, s, a, _, _, _ in
+            try body(ObjectRef(word: o),
+                     A.fromWord(a, receiver: o, selector: s, 2))
+            return 0
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, R: MessageReturn>(
+        _ body: @escaping (ObjectRef, A, B) throws -> R
+    ) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, R.returnKind != .other else { return nil }
+        return { o, s, a, b, _, _ in
+            try body(ObjectRef(word: o),
+                     A.fromWord(a, receiver: o, selector: s, 2),
+                     B.fromWord(b, receiver: o, selector: s, 3)).returnWord
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument>(
+        _ body: @escaping (ObjectRef, A, B) throws -> Void
+    ) -> WordBody? {
+        guard A.passesInWord, B.passesInWord else { return nil }
+        return { o, s, a, b, _, _ in
+            try body(ObjectRef(word: o),
+                     A.fromWord(a, receiver: o, selector: s, 2),
+                     B.fromWord(b, receiver: o, selector: s, 3))
+            return 0
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, C: MessageArgument, R: MessageReturn>(
+        _ body: @escaping (ObjectRef, A, B, C) throws -> R
+    ) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, C.passesInWord, R.returnKind != .other else { return nil }
+        return { o, s, a, b, c, _ in
+            try body(ObjectRef(word: o),
+                     A.fromWord(a, receiver: o, selector: s, 2),
+                     B.fromWord(b, receiver: o, selector: s, 3),
+                     C.fromWord(c, receiver: o, selector: s, 4)).returnWord
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, C: MessageArgument>(
+        _ body: @escaping (ObjectRef, A, B, C) throws -> Void
+    ) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, C.passesInWord else { return nil }
+        return { o, s, a, b, c, _ in
+            try body(ObjectRef(word: o),
+                     A.fromWord(a, receiver: o, selector: s, 2),
+                     B.fromWord(b, receiver: o, selector: s, 3),
+                     C.fromWord(c, receiver: o, selector: s, 4))
+            return 0
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument, R: MessageReturn>(
+        _ body: @escaping (ObjectRef, A, B, C, D) throws -> R
+    ) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, C.passesInWord, D.passesInWord, R.returnKind != .other else { return nil }
+        return { o, s, a, b, c, d in
+            try body(ObjectRef(word: o),
+                     A.fromWord(a, receiver: o, selector: s, 2),
+                     B.fromWord(b, receiver: o, selector: s, 3),
+                     C.fromWord(c, receiver: o, selector: s, 4),
+                     D.fromWord(d, receiver: o, selector: s, 5)).returnWord
+        }
+    }
+
+    @inlinable
+    static func wordBody<A: MessageArgument, B: MessageArgument, C: MessageArgument, D: MessageArgument>(
+        _ body: @escaping (ObjectRef, A, B, C, D) throws -> Void
+    ) -> WordBody? {
+        guard A.passesInWord, B.passesInWord, C.passesInWord, D.passesInWord else { return nil }
+        return { o, s, a, b, c, d in
+            try body(ObjectRef(word: o),
+                     A.fromWord(a, receiver: o, selector: s, 2),
+                     B.fromWord(b, receiver: o, selector: s, 3),
+                     C.fromWord(c, receiver: o, selector: s, 4),
+                     D.fromWord(d, receiver: o, selector: s, 5))
+            return 0
+        }
+    }
+}
