@@ -46,17 +46,22 @@ enum Forwarding {
         try guardDepth(cls, selector)
         defer { sf_forward_depth_exit() }
 
-        return try earlyStages(raw, selector, cls: cls, from: 1,
-                               call: { (m) throws(RuntimeError) in try frame.call(m, on: raw, selector, cls: cls) },
-                               send: { (target) throws(RuntimeError) in try frame.send(to: target, selector) },
-                               rest: { () throws(RuntimeError) in try invocationStages(raw, selector, cls: cls, frame: frame) })
+        return try frameStages(raw, selector, cls: cls, frame: frame, from: 1)
     }
 
     /// Stages 2 to 4 (after the resolver); the forwarding IMP starts here. The caller holds a
     /// depth level (`guardDepth`).
     static func forwardStages<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
                                                       frame: Frame) throws(RuntimeError) -> Frame.Outcome {
-        try earlyStages(raw, selector, cls: cls, from: 2,
+        try frameStages(raw, selector, cls: cls, frame: frame, from: 2)
+    }
+
+    /// `earlyStages` for a frame, from `stage`: the frame calls a method the resolver added
+    /// and sends itself on to a forwarding target.
+    @_transparent
+    private static func frameStages<Frame: ForwardingFrame>(_ raw: sf_id, _ selector: Selector, cls: sf_class_t,
+                                                            frame: Frame, from stage: Int) throws(RuntimeError) -> Frame.Outcome {
+        try earlyStages(raw, selector, cls: cls, from: stage,
                         call: { (m) throws(RuntimeError) in try frame.call(m, on: raw, selector, cls: cls) },
                         send: { (target) throws(RuntimeError) in try frame.send(to: target, selector) },
                         rest: { () throws(RuntimeError) in try invocationStages(raw, selector, cls: cls, frame: frame) })

@@ -121,8 +121,9 @@ extension Limiter {
     func foldReplaced(_ s: inout Storage) {
         guard s.slotPublished else { return }
         s.slotPublished = false
-        let pair = slot.exchange(WordPair(first: 0, second: 0), ordering: .acquiringAndReleasing)
-        noteSlot(WordPair(first: 0, second: 0))
+        let empty = WordPair(first: 0, second: 0)
+        let pair = slot.exchange(empty, ordering: .acquiringAndReleasing)
+        noteSlot(empty)
         s.machine.held = Self.payload(fromWord: pair.first & Self.payloadBits)
         let lastCall = ThrottleInstant(nanoseconds: Int64(bitPattern: UInt64(pair.second)))
         s.machine.history.lastCall = lastCall
@@ -144,9 +145,9 @@ extension Limiter {
         replaceLatest.store(s.latest.nanoseconds, ordering: .relaxed)
         s.slotGeneration &+= 1
         let tagged = UInt(s.slotGeneration & 0xFFFF) << 48 | word
-        slot.store(WordPair(first: tagged, second: UInt(bitPattern: Int(lastCall.nanoseconds))),
-                   ordering: .releasing)
-        noteSlot(WordPair(first: tagged, second: UInt(bitPattern: Int(lastCall.nanoseconds))))
+        let pair = WordPair(first: tagged, second: UInt(bitPattern: Int(lastCall.nanoseconds)))
+        slot.store(pair, ordering: .releasing)
+        noteSlot(pair)
         s.slotPublished = true
     }
 
