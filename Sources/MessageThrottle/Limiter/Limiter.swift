@@ -79,7 +79,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
         var passPublished = Int64.min
         /// Whether the held payload is in `slot` (`Limiter+Replacing.swift`).
         var slotPublished = false
-        /// Counts the slot's publications (its low 16 bits tag the slot's first word).
+        /// Counts the slot's publications (its low 15 bits tag the slot's word).
         var slotGeneration: UInt64 = 0
     }
 
@@ -93,16 +93,13 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// on by the messages that pass without the lock; `Int64.min` when messages take the lock.
     /// Every event under the lock takes it back first and folds it into the machine.
     let passedAt = Atomic<Int64>(.min)
-    /// While the machine's window only replaces the held payload: that payload's bits (tagged
-    /// with a generation) and the machine's `lastCall`; zero words otherwise.
-    let slot = Atomic<WordPair>(WordPair(first: 0, second: 0))
-    /// The slot's value as last written, one word at a time: a sender starts its
-    /// compare-and-exchange from it instead of loading the double word (which on x86-64 is a
-    /// locked `cmpxchg16b` of its own). A stale or torn copy only fails the exchange, which
-    /// returns the slot's value; each word is stored after the write it copies (release) and
-    /// read with acquire, so the window it leads to was published before it.
-    let slotSeenFirst = Atomic<UInt>(0)
-    let slotSeenSecond = Atomic<UInt>(0)
+    /// While the machine's window only replaces the held payload: that payload's bits, tagged
+    /// with a generation and, while a sender or an event works on it, `claimBit`; zero
+    /// otherwise (`Limiter+Replacing.swift`).
+    let slot = Atomic<UInt>(0)
+    /// The machine's `lastCall` while `slot` is published, in nanoseconds; written only by the
+    /// slot's claimer, or before it is published.
+    let slotLastCall = Atomic<Int64>(.min)
     /// The window's edge while `slot` is published: `replaceFixed`, or no earlier than the last
     /// call plus `replaceFollow` (`Int64.min`: fixed); and the latest instant when it was
     /// published. Written before the slot is published.
@@ -148,8 +145,8 @@ public final class Limiter<Payload>: @unchecked Sendable {
     deinit {
         storage.withLock { $0.timer?.cancel() }
         // Released here, outside the lock, like every payload.
-        let pair = slot.exchange(WordPair(first: 0, second: 0), ordering: .acquiring)
-        if pair.first != 0 { _ = Self.payload(fromWord: pair.first & Self.payloadBits) }
+        let word = slot.exchange(0, ordering: .acquiring)
+        if word != 0 { _ = Self.payload(fromWord: word & Self.payloadBits) }
     }
 
     /// The mode; a new value takes effect at the next received message.

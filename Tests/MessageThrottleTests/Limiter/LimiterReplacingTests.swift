@@ -16,6 +16,17 @@ final class SlotToken: @unchecked Sendable {
     deinit { Self.live.subtract(1, ordering: .relaxed) }
 }
 
+/// A payload that a message may rewrite in place while the limiter holds it.
+final class RefillToken: @unchecked Sendable {
+    static let live = Atomic<Int>(0)
+    var value: Int
+    init(_ value: Int) {
+        self.value = value
+        Self.live.add(1, ordering: .relaxed)
+    }
+    deinit { Self.live.subtract(1, ordering: .relaxed) }
+}
+
 /// Inside an open window of `last`, `throttleSincePerformed(latest: true)` or
 /// `debounce`, a message only replaces the held payload; the limiter swaps it in without its
 /// lock (`Limiter+Replacing.swift`). The slot must decide exactly what the machine decides.
@@ -29,7 +40,7 @@ final class LimiterReplacingTests: XCTestCase {
         return (limiter, performed, rejected)
     }
 
-    private func isPublished(_ l: Limiter<SlotToken>) -> Bool { l.slot.load(ordering: .acquiring).first != 0 }
+    private func isPublished<P>(_ l: Limiter<P>) -> Bool { l.slot.load(ordering: .acquiring) != 0 }
 
     func testWordPayloadsAreRecognised() {
         XCTAssertTrue(Limiter<SlotToken>.movesAsWord())
@@ -146,6 +157,73 @@ final class LimiterReplacingTests: XCTestCase {
         }
     }
 
+    /// A message whose caller can rewrite the held payload refills it under the slot's claim:
+    /// nothing is made or displaced, the deadline moves as for a swap, and a payload the
+    /// caller declines is swapped as before.
+    func testARefillRewritesTheHeldPayloadInsteadOfSwapping() {
+        for mode in [ThrottleMode.last, .debounce] {
+            let clock = ManualClock()
+            let performed = Locked<[Int]>([])
+            let l = Limiter<RefillToken>(mode: mode, duration: .milliseconds(100), executor: ManualExecutor(clock: clock),
+                                         perform: { p in performed.withLock { $0.append(p.value) } })
+            var made = 0
+            func send(_ v: Int, refill: Bool) -> (Limiter<RefillToken>.Verdict, Int?) {
+                let (verdict, displaced) = l.receiveKept(at: l.now, making: {
+                    made += 1
+                    return RefillToken(v)
+                }, refills: true, refilling: { held in
+                    guard refill, isKnownUniquelyReferenced(&held) else { return false }
+                    held.value = v
+                    return true
+                })
+                return (verdict, displaced?.value)
+            }
+            XCTAssertTrue(send(1, refill: true) == (.deferred, nil), "\(mode): the first message is made")
+            XCTAssertEqual(made, 1)
+            clock.advance(to: instant(ms: 50))
+            XCTAssertTrue(send(2, refill: true) == (.deferred, nil), "\(mode): refilled, nothing displaced")
+            XCTAssertEqual(made, 1, "\(mode): refilled without making a payload")
+            XCTAssertTrue(isPublished(l))
+            clock.advance(to: instant(ms: 60))
+            XCTAssertTrue(send(3, refill: false) == (.deferred, 2), "\(mode): declined: swapped, 2 displaced")
+            XCTAssertEqual(made, 2)
+            let held = l.pending
+            XCTAssertEqual(held?.value, 3)
+            XCTAssertTrue(send(4, refill: true) == (.deferred, 3), "\(mode): a payload someone else holds is swapped")
+            XCTAssertEqual(held?.value, 3, "\(mode): and left as it was")
+            XCTAssertEqual(l.pendingDeadline, instant(ms: mode == .last ? 100 : 160), "\(mode): the deadline")
+            clock.advance(to: instant(ms: 200))
+            XCTAssertEqual(performed.current, [4], "\(mode)")
+            XCTAssertFalse(isPublished(l), "\(mode)")
+        }
+    }
+
+    /// A refill at the window's edge is not taken: the message goes under the lock, which
+    /// settles the edge first, and makes its own payload.
+    func testARefillPastTheEdgeTakesTheLock() {
+        let clock = ManualClock()
+        let performed = Locked<[Int]>([])
+        let l = Limiter<RefillToken>(mode: .last, duration: .milliseconds(100), executor: LateExecutor(clock),
+                                     perform: { p in performed.withLock { $0.append(p.value) } })
+        var refilled = 0
+        func send(_ v: Int) -> Limiter<RefillToken>.Verdict {
+            l.receiveKept(at: l.now, making: { RefillToken(v) }, refills: true, refilling: { held in
+                refilled += 1
+                held.value = v
+                return true
+            }).verdict
+        }
+        XCTAssertEqual(send(1), .deferred)
+        clock.advance(to: instant(ms: 99))
+        XCTAssertEqual(send(2), .deferred)
+        XCTAssertEqual(refilled, 1)
+        clock.advance(to: instant(ms: 100))
+        XCTAssertEqual(send(3), .deferred)
+        XCTAssertEqual(refilled, 1, "past the edge")
+        XCTAssertEqual(performed.current, [2], "the late edge performed the refilled payload first")
+        XCTAssertEqual(l.pending?.value, 3)
+    }
+
     /// Releasing the limiter releases a payload held in the slot (without performing it).
     func testReleasingTheLimiterReleasesTheSlotsPayload() {
         let before = SlotToken.live.load(ordering: .relaxed)
@@ -205,6 +283,48 @@ final class LimiterReplacingConcurrencyTests: XCTestCase {
                 XCTAssertEqual(performed.current.last, -1, "\(mode)")
             }
             XCTAssertEqual(SlotToken.live.load(ordering: .relaxed), before, "\(mode): every payload made was released")
+        }
+    }
+
+    /// As above, with every sender refilling the held payload when nobody else holds it (a
+    /// plain write, ordered by the slot's claim) and swapping otherwise, while the clock
+    /// thread's timers and flushes take the slot back and perform what it held.
+    func testConcurrentRefillsAreEachPerformedOnceOrReleased() {
+        for mode in [ThrottleMode.last, .debounce] {
+            let before = RefillToken.live.load(ordering: .relaxed)
+            let refills = Atomic<Int>(0)
+            let performed = Locked<[Int]>([])
+            do {
+                let clock = ManualClock()
+                let l = Limiter<RefillToken>(mode: mode, duration: .milliseconds(5), executor: ManualExecutor(clock: clock),
+                                             perform: { p in performed.withLock { $0.append(p.value) } })
+                DispatchQueue.concurrentPerform(iterations: 9) { t in
+                    if t == 8 {
+                        for step in 0..<400 {
+                            clock.advance(by: .milliseconds(1))
+                            if step % 70 == 0 { l.flush() }
+                            if step % 90 == 0 { _ = l.pending?.value }
+                        }
+                        return
+                    }
+                    for i in 0..<2000 {
+                        let v = t * 100_000 + i
+                        _ = l.receiveKept(at: l.now, making: { RefillToken(v) }, refills: true, refilling: { held in
+                            guard isKnownUniquelyReferenced(&held) else { return false }
+                            held.value = v
+                            refills.add(1, ordering: .relaxed)
+                            return true
+                        })
+                    }
+                }
+                l.flush()
+                XCTAssertNil(l.pending, "\(mode)")
+                let values = performed.current
+                XCTAssertEqual(Set(values).count, values.count, "\(mode): a message performed twice")
+                XCTAssertGreaterThan(values.count, 0, "\(mode)")
+                XCTAssertGreaterThan(refills.load(ordering: .relaxed), 0, "\(mode): messages were refilled")
+            }
+            XCTAssertEqual(RefillToken.live.load(ordering: .relaxed), before, "\(mode): every payload made was released")
         }
     }
 }
