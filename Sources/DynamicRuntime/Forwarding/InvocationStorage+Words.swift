@@ -31,8 +31,96 @@ extension InvocationStorage {
     /// frame by its plan and retains the target and object arguments.
     func capture(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         let header = h
+        copyByPlan(from: arguments)
+        header.pointee.emptied = false
+        header.pointee.argumentsRetained = true
+        header.pointee.selector = base.load(fromByteOffset: 8, as: sf_sel.self)
+        let target = Self.retainForCapture(base.load(as: sf_id?.self))
+        header.pointee.target = target
+        if target == nil { base.storeBytes(of: nil, as: sf_id?.self) }
+        forEachObjectArgument { p in p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self) }
+    }
+
+    /// `HookContext.refill(_:)` for this record, which nobody else holds: rewrites it with the
+    /// hook call's arguments and re-reads the original when its box is no longer the
+    /// published one. One function, without closures: a borrowed record or hook in a closure
+    /// was called out of line.
+    func rewrite(from state: UnsafeMutablePointer<HookCallState>, of hookRef: Unmanaged<MethodHook>) -> Bool {
+        let signature = hookRef._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.signature.storage) }
+        guard h.pointee.signature === signature.takeUnretainedValue() else { return false }
+        // A word call's arguments are its words: no argument vector is built for them.
+        if let argv = state.pointee.argv {
+            guard rewriteWords(from: argv) else { return false }
+        } else {
+            guard rewriteWords(fromWords: HookCallState.words(state)) else { return false }
+        }
+        if let kept = h.pointee.implementationBox, hookRef._withUnsafeGuaranteedRef({ $0.isCurrentOriginal(kept) }) {
+            return true
+        }
+        HookContext.readOriginal(of: hookRef.takeUnretainedValue(), into: self)
+        return true
+    }
+
+    /// For a record `capture(from:)` filled and nothing has replayed: copies the live frame
+    /// over it when the call has the record's target and selector and no object argument, so
+    /// that nothing is retained or released. Returns false, changing nothing, otherwise.
+    func rewriteWords(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Bool {
+        guard isRewritable(target: UnsafeRawPointer(arguments[0].unsafelyUnwrapped).load(as: UInt.self),
+                           selector: UnsafeRawPointer(arguments[1].unsafelyUnwrapped).load(as: UInt.self))
+        else { return false }
+        var plan = h.pointee.plan
+        guard plan & 0x8888_8888_8888_8888 == plan else {
+            copyByPlan(from: arguments)
+            return true
+        }
+        // Words only: the target and selector words are the record's already.
         let base = self.base
-        var plan = header.pointee.plan, offset = 0, i = 0
+        plan >>= 8
+        var i = 2
+        while plan != 0 {
+            base.storeBytes(of: UnsafeRawPointer(arguments[i].unsafelyUnwrapped).loadUnaligned(as: UInt64.self),
+                            toByteOffset: 8 * i, as: UInt64.self)
+            i += 1
+            plan >>= 4
+        }
+        return true
+    }
+
+    /// `rewriteWords(from:)` for a call whose arguments are register words, one per argument
+    /// (a hook's word call): false unless every argument is a word.
+    @inline(__always)
+    func rewriteWords(fromWords words: UnsafePointer<UInt64>) -> Bool {
+        var plan = h.pointee.plan
+        guard plan & 0x8888_8888_8888_8888 == plan,
+              isRewritable(target: UInt(words[0]), selector: UInt(words[1]))
+        else { return false }
+        let base = self.base
+        plan >>= 8
+        var i = 2
+        while plan != 0 {
+            base.storeBytes(of: words[i], toByteOffset: 8 * i, as: UInt64.self)
+            i += 1
+            plan >>= 4
+        }
+        return true
+    }
+
+    /// Whether a call of `target` and `selector` (their bits) may be copied over this record
+    /// in place.
+    @inline(__always)
+    private func isRewritable(target: UInt, selector: UInt) -> Bool {
+        let header = h
+        return header.pointee.plan != 0 && header.pointee.objectMask == 0 && !header.pointee.emptied
+            && header.pointee.argumentsRetained && !header.pointee.ownsReturnObject && !header.pointee.ownsReturnString
+            && target != 0 && target == UInt(bitPattern: header.pointee.target)
+            && selector == UInt(bitPattern: header.pointee.selector)
+    }
+
+    /// Copies the live frame's arguments into the record by its plan.
+    @inline(__always)
+    private func copyByPlan(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        let base = self.base
+        var plan = h.pointee.plan, offset = 0, i = 0
         if plan & 0x8888_8888_8888_8888 == plan {
             // Words only (most methods).
             while plan != 0 {
@@ -57,13 +145,6 @@ extension InvocationStorage {
             i += 1
             plan >>= 4
         }
-        header.pointee.emptied = false
-        header.pointee.argumentsRetained = true
-        header.pointee.selector = base.load(fromByteOffset: 8, as: sf_sel.self)
-        let target = Self.retainForCapture(base.load(as: sf_id?.self))
-        header.pointee.target = target
-        if target == nil { base.storeBytes(of: nil, as: sf_id?.self) }
-        forEachObjectArgument { p in p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self) }
     }
 
     /// Out of line, so that the one-word case above stays two stores rather than a `memset`.

@@ -245,9 +245,19 @@ public struct HookContext {
     }
 
 
+    /// Rewrites `record`, a captured call of this method that nobody else holds, with this
+    /// call's arguments when only argument words differ: the same target and selector, no
+    /// object argument to retain or release. Returns false, changing nothing, otherwise.
+    /// A throttle refills the call it holds this way instead of capturing into another record
+    /// and swapping it in.
+    package func refill(_ record: inout Invocation) -> Bool {
+        guard record.isUniquelyReferenced() else { return false }
+        return record.storage.rewrite(from: state, of: hookRef)
+    }
+
     /// The hook's original for a record, with the box it was published in (nil while inherited).
     @inline(never)
-    private static func readOriginal(of hook: MethodHook, into s: InvocationStorage) {
+    static func readOriginal(of hook: MethodHook, into s: InvocationStorage) {
         if let box = hook.currentOriginalBox() {
             s.setImplementation(box.imp, box: Unmanaged.passRetained(box))
         } else {

@@ -132,8 +132,9 @@ final class AppliedRule: @unchecked Sendable {
         }
     }
 
-    /// A message the limiter may keep: judged under its lock (or swapped into its slot), its
-    /// record made only if kept.
+    /// A message the limiter may keep: judged under its lock, or in its slot, where it rewrites
+    /// the held record when only argument words differ (`HookContext.refill`) and is swapped in
+    /// otherwise; its record is made only if kept and not written over the held one.
     @inline(never)
     private func handleKept(_ ctx: HookContext, at now: ThrottleInstant) throws {
         // The closure holds the state unretained (a trivial capture): captured strongly, the
@@ -145,7 +146,7 @@ final class AppliedRule: @unchecked Sendable {
                 .map { Invocation.fromRetainedWord($0) }
             ctx.capture(intoSpare: &record)
             return record.take()!
-        })
+        }, refills: true, refilling: { held in ctx.refill(&held) })
         switch verdict {
         case .performNow:
             try perform(ctx)
@@ -160,7 +161,9 @@ final class AppliedRule: @unchecked Sendable {
         // Consumed, not taken: a taken Optional is released (empty) at the end. Checked in
         // place: a mutating check on a fresh local binding miscompiles in Swift 6.3.1 release
         // builds (the local is never stored).
-        guard displaced != nil, displaced!.isUniquelyReferenced() else { return }
+        // Nil (a refill, most messages) returns on its own: a combined check released the nil.
+        guard displaced != nil else { return }
+        guard displaced!.isUniquelyReferenced() else { return }
         keepSpare((consume displaced).unsafelyUnwrapped)
     }
 
