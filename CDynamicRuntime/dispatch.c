@@ -61,7 +61,9 @@ __attribute__((noinline)) static sf_imp msg_lookup_full(sf_id obj, sf_sel sel);
 
 // The hit path as a leaf: a registered thread outside any read section, a cached method, no
 // error to clear. Everything else (and every miss) takes the full path, which saves registers.
-sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
+// Aligned to 64 bytes: placed where the code before it happened to end, its cost moved by 8 %
+// from one build to the next.
+__attribute__((aligned(64))) sf_imp sf_msg_lookup(sf_id obj, sf_sel sel) {
     struct sf_rcu_reader *r = sf_rcu_self;
     // The guards as one expression: their loads cannot fault once r is known. The compiler may
     // still test them one by one; on the hit path none of those branches is taken (2a's speed
