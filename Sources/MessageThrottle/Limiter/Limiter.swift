@@ -93,13 +93,9 @@ public final class Limiter<Payload>: @unchecked Sendable {
     /// on by the messages that pass without the lock; `Int64.min` when messages take the lock.
     /// Every event under the lock takes it back first and folds it into the machine.
     let passedAt = Atomic<Int64>(.min)
-    /// While the machine's window only replaces the held payload: that payload's bits, tagged
-    /// with a generation and, while a sender or an event works on it, `claimBit`; zero
-    /// otherwise (`Limiter+Replacing.swift`).
-    let slot = Atomic<UInt>(0)
-    /// The machine's `lastCall` while `slot` is published, in nanoseconds; written only by the
-    /// slot's claimer, or before it is published.
-    let slotLastCall = Atomic<Int64>(.min)
+    /// The held payload and `lastCall` while the machine's window only replaces the payload
+    /// (`Limiter+Replacing.swift`).
+    let slot = ReplacingSlot<Payload>()
     /// The window's edge while `slot` is published: `replaceFixed`, or no earlier than the last
     /// call plus `replaceFollow` (`Int64.min`: fixed); and the latest instant when it was
     /// published. Written before the slot is published.
@@ -139,14 +135,13 @@ public final class Limiter<Payload>: @unchecked Sendable {
         reading = ClockAccess(clock)
         performAction = perform
         rejectAction = reject
-        movesAsWord = Self.movesAsWord()
+        movesAsWord = ReplacingSlot<Payload>.carries()
     }
 
     deinit {
         storage.withLock { $0.timer?.cancel() }
         // Released here, outside the lock, like every payload.
-        let word = slot.exchange(0, ordering: .acquiring)
-        if word != 0 { _ = Self.payload(fromWord: word & Self.payloadBits) }
+        _ = slot.drain()
     }
 
     /// The mode; a new value takes effect at the next received message.

@@ -40,13 +40,41 @@ final class LimiterReplacingTests: XCTestCase {
         return (limiter, performed, rejected)
     }
 
-    private func isPublished<P>(_ l: Limiter<P>) -> Bool { l.slot.load(ordering: .acquiring) != 0 }
+    private func isPublished<P>(_ l: Limiter<P>) -> Bool { l.slot.isPublished }
 
     func testWordPayloadsAreRecognised() {
-        XCTAssertTrue(Limiter<SlotToken>.movesAsWord())
-        XCTAssertTrue(Limiter<Invocation>.movesAsWord())
-        XCTAssertFalse(Limiter<Int>.movesAsWord(), "Int? takes a ninth byte")
-        XCTAssertFalse(Limiter<String>.movesAsWord())
+        XCTAssertTrue(ReplacingSlot<SlotToken>.carries())
+        XCTAssertTrue(ReplacingSlot<Invocation>.carries())
+        XCTAssertFalse(ReplacingSlot<Int>.carries(), "Int? takes a ninth byte")
+        XCTAssertFalse(ReplacingSlot<String>.carries())
+    }
+
+    /// A payload packed for the slot is owned by the package: dropped, it is released;
+    /// unpacked, it is the same object; published and drained, it comes back once.
+    func testAPackedPayloadIsReleasedOrHandedBackOnce() {
+        let before = SlotToken.live.load(ordering: .relaxed)
+        do {
+            var payload: SlotToken? = SlotToken(1)
+            let packed = ReplacingSlot<SlotToken>.pack(&payload)
+            XCTAssertNil(payload, "taken out")
+            XCTAssertTrue(packed != nil)
+        }
+        XCTAssertEqual(SlotToken.live.load(ordering: .relaxed), before, "a dropped package releases its payload")
+        let token = SlotToken(2)
+        var payload: SlotToken? = token
+        let unpacked = ReplacingSlot<SlotToken>.pack(&payload)!.unpack()
+        XCTAssertTrue(unpacked === token)
+        let slot = ReplacingSlot<SlotToken>()
+        var held: SlotToken? = SlotToken(3)
+        slot.publish(ReplacingSlot.pack(&held)!, lastCall: 7, generation: 1)
+        XCTAssertTrue(slot.isPublished)
+        let claim = slot.claim()!
+        XCTAssertEqual(slot.withHeld(claim) { $0.id }, 3)
+        let (back, lastCall) = slot.takeBack(claim)
+        XCTAssertEqual(back.id, 3)
+        XCTAssertEqual(lastCall, 7)
+        XCTAssertFalse(slot.isPublished)
+        XCTAssertNil(slot.drain())
     }
 
     /// In `last`'s window, messages go through the slot: the machine holds nothing meanwhile,
