@@ -22,9 +22,9 @@ final class AppliedRule: @unchecked Sendable {
         case settled(PendingPolicy)
     }
 
-    /// A record no limiter holds, refilled by the next message (a +1 word, or nil): captured
-    /// calls allocate nothing in steady state, and take and give it back without a lock.
-    private let spare = Atomic<UnsafeMutableRawPointer?>(nil)
+    /// A record no limiter holds, filled by the next captured message: captured calls allocate
+    /// nothing in steady state.
+    private let spare = SpareRecord()
     /// Set when a discard begins, so a deferring sender checks `Shared.discard` only then.
     private let discarding = Atomic<Bool>(false)
 
@@ -63,10 +63,6 @@ final class AppliedRule: @unchecked Sendable {
     private final class WeakBox<Value: AnyObject>: @unchecked Sendable {
         /// Set once, before the limiter can call back.
         weak var value: Value?
-    }
-
-    deinit {
-        if let word = spare.exchange(nil, ordering: .acquiring) { _ = Invocation.fromRetainedWord(word) }
     }
 
     var lastResult: DynamicValue? { shared.withLock { $0.lastResult } }
@@ -142,8 +138,7 @@ final class AppliedRule: @unchecked Sendable {
         // are slow ones (it has a side table).
         let me = Unmanaged.passUnretained(self)
         var (verdict, displaced) = limiter.receiveKept(at: now, making: {
-            var record = me._withUnsafeGuaranteedRef { $0.spare.exchange(nil, ordering: .acquiring) }
-                .map { Invocation.fromRetainedWord($0) }
+            var record = me._withUnsafeGuaranteedRef { $0.spare.take() }
             ctx.capture(intoSpare: &record)
             return record.take()!
         }, refills: true, refilling: { held in ctx.refill(&held) })
@@ -164,7 +159,7 @@ final class AppliedRule: @unchecked Sendable {
         // Nil (a refill, most messages) returns on its own: a combined check released the nil.
         guard displaced != nil else { return }
         guard displaced!.isUniquelyReferenced() else { return }
-        keepSpare((consume displaced).unsafelyUnwrapped)
+        spare.offer((consume displaced).unsafelyUnwrapped)
     }
 
     /// After a `.deferred` that found `discarding` set: the discard may already have
@@ -187,18 +182,6 @@ final class AppliedRule: @unchecked Sendable {
         case nil: break
         case .flush?: limiter.flush()
         case .cancel?: limiter.cancel()
-        }
-    }
-
-    /// Keeps `r` (a record nobody else holds) for the next message. It is emptied first: a
-    /// spare must not keep the previous call's target, object arguments or returned object
-    /// alive, or an object with a rule would never be deallocated (and never auto-discarded),
-    /// and dropped arguments would live until the next message.
-    private func keepSpare(_ r: consuming Invocation) {
-        guard spare.load(ordering: .relaxed) == nil else { return }
-        let word = r.emptiedRetainedWord()
-        if !spare.compareExchange(expected: nil, desired: word, ordering: .acquiringAndReleasing).exchanged {
-            _ = Invocation.fromRetainedWord(word)
         }
     }
 
