@@ -41,8 +41,8 @@ extension InvocationStorage {
         forEachObjectArgument { p in p.storeBytes(of: Self.retainForCapture(p.load(as: sf_id?.self)), as: sf_id?.self) }
     }
 
-    /// `HookContext.refill(_:)` for this record, which nobody else holds: rewrites it with the
-    /// hook call's arguments and re-reads the original when its box is no longer the
+    /// `HookContext.refill(_:)` for this record, which nobody else holds and whose target is
+    /// the hook call's receiver: rewrites it with the call's arguments and re-reads the original when its box is no longer the
     /// published one. One function, without closures: a borrowed record or hook in a closure
     /// was called out of line.
     func rewrite(from state: UnsafeMutablePointer<HookCallState>, of hookRef: Unmanaged<MethodHook>) -> Bool {
@@ -61,13 +61,14 @@ extension InvocationStorage {
         return true
     }
 
-    /// For a record `capture(from:)` filled and nothing has replayed: copies the live frame
-    /// over it when the call has the record's target and selector and no object argument, so
-    /// that nothing is retained or released. Returns false, changing nothing, otherwise.
+    /// For a record `capture(from:)` filled and nothing has replayed, of the call's receiver
+    /// (the caller checked): copies the live frame over it when the call has the record's
+    /// selector and no object argument, so that nothing is retained or released. Returns
+    /// false, changing nothing, otherwise.
     func rewriteWords(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> Bool {
-        guard isRewritable(target: UnsafeRawPointer(arguments[0].unsafelyUnwrapped).load(as: UInt.self),
-                           selector: UnsafeRawPointer(arguments[1].unsafelyUnwrapped).load(as: UInt.self))
-        else { return false }
+        guard isRewritable(selector: UnsafeRawPointer(arguments[1].unsafelyUnwrapped).load(as: UInt.self)) else {
+            return false
+        }
         var plan = h.pointee.plan
         guard plan & 0x8888_8888_8888_8888 == plan else {
             copyByPlan(from: arguments)
@@ -92,7 +93,7 @@ extension InvocationStorage {
     func rewriteWords(fromWords words: UnsafePointer<UInt64>) -> Bool {
         var plan = h.pointee.plan
         guard plan & 0x8888_8888_8888_8888 == plan,
-              isRewritable(target: UInt(words[0]), selector: UInt(words[1]))
+              isRewritable(selector: UInt(words[1]))
         else { return false }
         let base = self.base
         plan >>= 8
@@ -105,15 +106,14 @@ extension InvocationStorage {
         return true
     }
 
-    /// Whether a call of `target` and `selector` (their bits) may be copied over this record
-    /// in place.
+    /// Whether a call of `selector` (its bits) to the record's target may be copied over this
+    /// record in place.
     @inline(__always)
-    private func isRewritable(target: UInt, selector: UInt) -> Bool {
+    private func isRewritable(selector: UInt) -> Bool {
         let header = h
         return header.pointee.plan != 0 && header.pointee.objectMask == 0 && !header.pointee.emptied
             && header.pointee.argumentsRetained && !header.pointee.ownsReturnObject && !header.pointee.ownsReturnString
-            && target != 0 && target == UInt(bitPattern: header.pointee.target)
-            && selector == UInt(bitPattern: header.pointee.selector)
+            && header.pointee.target != nil && selector == UInt(bitPattern: header.pointee.selector)
     }
 
     /// Copies the live frame's arguments into the record by its plan.

@@ -251,7 +251,13 @@ public struct HookContext {
     /// A throttle refills the call it holds this way instead of capturing into another record
     /// and swapping it in.
     package func refill(_ record: inout Invocation) -> Bool {
-        guard record.isUniquelyReferenced() else { return false }
+        // The receiver first: a call of another object (under a class's rule) is declined
+        // for a compare, before the uniqueness check's call into the runtime.
+        let receiver = state.pointee.argv.map { UnsafeRawPointer($0[0].unsafelyUnwrapped).load(as: UInt.self) }
+            ?? UInt(HookCallState.words(state)[0])
+        guard UInt(bitPattern: record.storage.h.pointee.target) == receiver, record.isUniquelyReferenced() else {
+            return false
+        }
         return record.storage.rewrite(from: state, of: hookRef)
     }
 
