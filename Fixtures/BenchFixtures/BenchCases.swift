@@ -135,6 +135,10 @@ extension BenchCase {
                               slow: true) { f in
             typedSends(f.hookedRef, f.debounceAdd)
         })
+        list.append(BenchCase(id: "6c", name: "throttled: swapped in (last, two targets)",
+                              allocationTarget: 0, slow: true) { f in
+            alternatingSends(f.swapObjects[0].ref, f.swapObjects[1].ref, f.lastSwapAdd)
+        })
 
         // The same hook and rule paths installed through the C API (4f, 4g, 5c): they should
         // cost what 4a and 5 cost.
@@ -308,6 +312,15 @@ private func typedSends(_ ref: ObjectRef, _ sel: Selector) -> BenchCase.Body {
     { n in
         var acc = 0
         for i in 0..<n { let r: Int = try ref.send(sel, i, 1); acc &+= r }
+        return acc
+    }
+}
+
+/// Typed sends to `a` and `b` in turn.
+private func alternatingSends(_ a: ObjectRef, _ b: ObjectRef, _ sel: Selector) -> BenchCase.Body {
+    { n in
+        var acc = 0
+        for i in 0..<n { let r: Int = try (i & 1 == 0 ? a : b).send(sel, i, 1); acc &+= r }
         return acc
     }
 }

@@ -88,6 +88,13 @@ public final class BenchFixtures: @unchecked Sendable {
     public let lastAdd: Selector = "lastAdd:to:"
     /// 6b: `debounce`, window open: every call replaces the pending one.
     public let debounceAdd: Selector = "debounceAdd:to:"
+    /// 6c: `last`, window open, sent to `swapObjects` in turn: each call has another target
+    /// than the pending one, so it is captured and swapped in. On a class of its own, so that
+    /// `hooked`'s method cache (the other cases' probes) stays as it was; interned last, once
+    /// everything else is set up, so that no other selector's address (its cache bucket) moves.
+    public var lastSwapAdd: Selector { "lastSwapAdd:to:" }
+    /// 6c's two receivers, instances of a class with the one method `lastSwapAdd`.
+    public private(set) var swapObjects: [Object] = []
     /// 11b: an instead-hook that only calls `proceed()`, on `ownHookObject` alone.
     public let ownHookAdd: Selector = "ownHookAdd:to:"
     /// 11b: an instance of `hooked` with its own hook on `ownHookAdd`.
@@ -227,6 +234,7 @@ public final class BenchFixtures: @unchecked Sendable {
             try engine.apply(rule)
             rules.append(rule)
         }
+
         try installCHooksAndRules()
         // One call each opens the windows (5: performed, and the window starts; 6: held) and
         // warms the caches and the rules' spare records.
@@ -246,6 +254,13 @@ public final class BenchFixtures: @unchecked Sendable {
         sixRef = sixObject.ref
         let _: Int = try sixRef.send(sixAdd, 1, 2, 3, 4, 5, 6)
         let _: Int = try sixRef.send(closureSixAdd, 1, 2, 3, 4, 5, 6)
+        let swapClass = try RuntimeClass(name: "BenchSwapHooked")
+        try swapClass.addMethod(lastSwapAdd, implementation: imp, types: "q@:qq")
+        swapObjects = [try swapClass.createInstance(), try swapClass.createInstance()]
+        let swapRule = Rule(target: swapClass, selector: lastSwapAdd, duration: .seconds(3600), mode: .last)
+        try engine.apply(swapRule)
+        rules.append(swapRule)
+        for i in 0..<4 { let _: Int = try swapObjects[i % 2].ref.send(lastSwapAdd, i, 1) }
     }
 
     /// Checks that the hooks and rules still do what the cases claim (4: performed; 5, 6:
@@ -267,6 +282,8 @@ public final class BenchFixtures: @unchecked Sendable {
         try check(dropAdd, 0, "dropped call")
         try check(lastAdd, 0, "captured call (last)")
         try check(debounceAdd, 0, "captured call (debounce)")
+        let swapped: Int = try swapObjects[0].ref.send(lastSwapAdd, 40, 2)
+        guard swapped == 0 else { throw BenchFixtureError(message: "captured call swapped in (last): returned \(swapped), expected 0") }
         try check(cHookAdd, 42, "pass-through hook from C")
         let own: Int = try ownHookObject.ref.send(ownHookAdd, 40, 2)
         guard own == 42 else { throw BenchFixtureError(message: "per-object hook: returned \(own), expected 42") }
