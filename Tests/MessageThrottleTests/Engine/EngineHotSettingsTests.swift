@@ -8,6 +8,17 @@ import XCTest
 /// are read without the rule's lock; an edit made while the rule is applied still takes effect
 /// at the next message, and a captured call reuses the spare record.
 final class EngineHotSettingsTests: XCTestCase {
+    /// A class whose `keep:` records each argument it is performed with.
+    private func keepClass(_ name: String) throws -> (RuntimeClass, Locked<[Int]>) {
+        let cls = try RuntimeClass(name: uniqueClassName(name))
+        let seen = Locked<[Int]>([])
+        try cls.addMethod("keep:") { (_: ObjectRef, n: Int) -> Int in
+            seen.withLock { $0.append(n) }
+            return n
+        }
+        return (cls, seen)
+    }
+
     func testEditsOfAnAppliedRuleTakeEffectAtTheNextMessage() throws {
         let fx = try makeFixture()
         let cls = try RuntimeClass(name: uniqueClassName("Hot"))
@@ -35,12 +46,7 @@ final class EngineHotSettingsTests: XCTestCase {
 
     func testCapturedCallsReuseOneSpareRecord() throws {
         let fx = try makeFixture()
-        let cls = try RuntimeClass(name: uniqueClassName("Spare"))
-        let seen = Locked<[Int]>([])
-        try cls.addMethod("keep:") { (_: ObjectRef, n: Int) -> Int in
-            seen.withLock { $0.append(n) }
-            return n
-        }
+        let (cls, seen) = try keepClass("Spare")
         let o = try cls.createInstance()
         let rule = try o.limit("keep:", oncePer: .seconds(1), mode: .last, in: fx.engine)
         var records: Set<ObjectIdentifier> = []
@@ -81,12 +87,7 @@ final class EngineHotSettingsTests: XCTestCase {
     /// into another record, and the one held keeps its arguments.
     func testAHeldPendingInvocationKeepsItsArguments() throws {
         let fx = try makeFixture()
-        let cls = try RuntimeClass(name: uniqueClassName("RefillHeld"))
-        let seen = Locked<[Int]>([])
-        try cls.addMethod("keep:") { (_: ObjectRef, n: Int) -> Int in
-            seen.withLock { $0.append(n) }
-            return n
-        }
+        let (cls, seen) = try keepClass("RefillHeld")
         let o = try cls.createInstance()
         let rule = try o.limit("keep:", oncePer: .seconds(1), mode: .debounce, in: fx.engine)
         XCTAssertEqual(try o.send("keep:", 1, as: Int.self), 0)

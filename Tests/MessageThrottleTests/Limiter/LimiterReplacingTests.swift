@@ -269,6 +269,21 @@ final class LimiterReplacingTests: XCTestCase {
 
 /// Run under TSan in CI (the class name contains `Concurrency`).
 final class LimiterReplacingConcurrencyTests: XCTestCase {
+    /// Eight senders each call `send(thread, i)` 2,000 times while a ninth moves `clock` on by
+    /// 1 ms 400 times, calling `step` after each move.
+    private func storm(_ clock: ManualClock, step: @Sendable (Int) -> Void, send: @Sendable (Int, Int) -> Void) {
+        DispatchQueue.concurrentPerform(iterations: 9) { t in
+            if t == 8 {
+                for n in 0..<400 {
+                    clock.advance(by: .milliseconds(1))
+                    step(n)
+                }
+                return
+            }
+            for i in 0..<2000 { send(t, i) }
+        }
+    }
+
     /// 8 threads swap payloads through the slot of a `last` and a `debounce` limiter while a
     /// 9th moves the clock (timers fire and take the slot back), rewrites the duration and
     /// flushes. No payload is performed twice or lost track of: once everything is flushed and
@@ -283,22 +298,15 @@ final class LimiterReplacingConcurrencyTests: XCTestCase {
                 let clock = ManualClock()
                 let l = Limiter<SlotToken>(mode: mode, duration: .milliseconds(5), executor: ManualExecutor(clock: clock),
                                            perform: { p in performed.withLock { $0.append(p.id) } })
-                DispatchQueue.concurrentPerform(iterations: 9) { t in
-                    if t == 8 {
-                        for step in 0..<400 {
-                            clock.advance(by: .milliseconds(1))
-                            if step % 50 == 0 { l.duration = .milliseconds(step % 100 == 0 ? 5 : 7) }
-                            if step % 70 == 0 { l.flush() }
-                        }
-                        return
-                    }
-                    for i in 0..<2000 {
-                        _ = l.receive(making: {
-                            made.add(1, ordering: .relaxed)
-                            return SlotToken(t * 100_000 + i)
-                        })
-                    }
-                }
+                storm(clock, step: { step in
+                    if step % 50 == 0 { l.duration = .milliseconds(step % 100 == 0 ? 5 : 7) }
+                    if step % 70 == 0 { l.flush() }
+                }, send: { t, i in
+                    _ = l.receive(making: {
+                        made.add(1, ordering: .relaxed)
+                        return SlotToken(t * 100_000 + i)
+                    })
+                })
                 l.flush()
                 XCTAssertNil(l.pending, "\(mode)")
                 let ids = performed.current
@@ -326,25 +334,18 @@ final class LimiterReplacingConcurrencyTests: XCTestCase {
                 let clock = ManualClock()
                 let l = Limiter<RefillToken>(mode: mode, duration: .milliseconds(5), executor: ManualExecutor(clock: clock),
                                              perform: { p in performed.withLock { $0.append(p.value) } })
-                DispatchQueue.concurrentPerform(iterations: 9) { t in
-                    if t == 8 {
-                        for step in 0..<400 {
-                            clock.advance(by: .milliseconds(1))
-                            if step % 70 == 0 { l.flush() }
-                            if step % 90 == 0 { _ = l.pending?.value }
-                        }
-                        return
-                    }
-                    for i in 0..<2000 {
-                        let v = t * 100_000 + i
-                        _ = l.receiveKept(at: l.now, making: { RefillToken(v) }, refills: true, refilling: { held in
-                            guard isKnownUniquelyReferenced(&held) else { return false }
-                            held.value = v
-                            refills.add(1, ordering: .relaxed)
-                            return true
-                        })
-                    }
-                }
+                storm(clock, step: { step in
+                    if step % 70 == 0 { l.flush() }
+                    if step % 90 == 0 { _ = l.pending?.value }
+                }, send: { t, i in
+                    let v = t * 100_000 + i
+                    _ = l.receiveKept(at: l.now, making: { RefillToken(v) }, refills: true, refilling: { held in
+                        guard isKnownUniquelyReferenced(&held) else { return false }
+                        held.value = v
+                        refills.add(1, ordering: .relaxed)
+                        return true
+                    })
+                })
                 l.flush()
                 XCTAssertNil(l.pending, "\(mode)")
                 let values = performed.current
