@@ -244,7 +244,6 @@ public struct HookContext {
         }
     }
 
-
     /// Rewrites `record`, a captured call of this method that nobody else holds, with this
     /// call's arguments when only argument words differ: the same target and selector, no
     /// object argument to retain or release. Returns false, changing nothing, otherwise.

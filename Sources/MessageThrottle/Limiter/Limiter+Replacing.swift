@@ -4,9 +4,10 @@ import Synchronization
 /// `throttleSincePerformed(latest: true)` or `debounce` (`LimiterStateMachine.replaceWindow`),
 /// a message's only effects are to replace the held payload and to move `lastCall` (and the
 /// latest instant) to its own instant. While that holds, the held payload and `lastCall` live
-/// in `slot` (`ReplacingSlot`). A message claims the slot with one compare-and-exchange, rewrites the held payload in place when the caller can (a captured
-/// call of the same target and signature) or swaps its own in, and gives the slot back with a
-/// store; a payload it displaced is released by the caller, outside any lock. Every event
+/// in `slot` (`ReplacingSlot`). A message claims the slot with one compare-and-exchange,
+/// rewrites the held payload in place when the caller can (a captured call of the same target
+/// and signature) or swaps its own in, and gives the slot back with a store; a payload it
+/// displaced is released by the caller, outside any lock. Every event
 /// under the lock takes the slot back first (`foldReplaced`), so the machine sees the last
 /// payload and the instant it was judged at.
 ///
