@@ -31,7 +31,7 @@ extension InvocationStorage {
     /// frame by its plan and retains the target and object arguments.
     func capture(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         let header = h
-        copyByPlan(from: arguments)
+        copyByPlan { UnsafeRawPointer(arguments[$0].unsafelyUnwrapped) }
         header.pointee.emptied = false
         header.pointee.argumentsRetained = true
         header.pointee.selector = base.load(fromByteOffset: 8, as: sf_sel.self)
@@ -69,21 +69,8 @@ extension InvocationStorage {
         guard isRewritable(selector: UnsafeRawPointer(arguments[1].unsafelyUnwrapped).load(as: UInt.self)) else {
             return false
         }
-        var plan = h.pointee.plan
-        guard plan & 0x8888_8888_8888_8888 == plan else {
-            copyByPlan(from: arguments)
-            return true
-        }
-        // Words only: the target and selector words are the record's already.
-        let base = self.base
-        plan >>= 8
-        var i = 2
-        while plan != 0 {
-            base.storeBytes(of: UnsafeRawPointer(arguments[i].unsafelyUnwrapped).loadUnaligned(as: UInt64.self),
-                            toByteOffset: 8 * i, as: UInt64.self)
-            i += 1
-            plan >>= 4
-        }
+        // The target and selector words are the record's already.
+        copyByPlan(skippingReceiverAndSelector: true) { UnsafeRawPointer(arguments[$0].unsafelyUnwrapped) }
         return true
     }
 
@@ -91,18 +78,9 @@ extension InvocationStorage {
     /// (a hook's word call): false unless every argument is a word.
     @inline(__always)
     func rewriteWords(fromWords words: UnsafePointer<UInt64>) -> Bool {
-        var plan = h.pointee.plan
-        guard plan & 0x8888_8888_8888_8888 == plan,
-              isRewritable(selector: UInt(words[1]))
-        else { return false }
-        let base = self.base
-        plan >>= 8
-        var i = 2
-        while plan != 0 {
-            base.storeBytes(of: words[i], toByteOffset: 8 * i, as: UInt64.self)
-            i += 1
-            plan >>= 4
-        }
+        let plan = h.pointee.plan
+        guard plan & 0x8888_8888_8888_8888 == plan, isRewritable(selector: UInt(words[1])) else { return false }
+        copyByPlan(skippingReceiverAndSelector: true) { UnsafeRawPointer(words + $0) }
         return true
     }
 
@@ -116,16 +94,22 @@ extension InvocationStorage {
             && header.pointee.target != nil && selector == UInt(bitPattern: header.pointee.selector)
     }
 
-    /// Copies the live frame's arguments into the record by its plan.
+    /// Copies the live frame's arguments into the record by its plan, each read from
+    /// `argument(i)`; with `skippingReceiverAndSelector`, from the third argument on (the
+    /// first two are always 8-byte words).
     @inline(__always)
-    private func copyByPlan(from arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+    private func copyByPlan(skippingReceiverAndSelector skip: Bool = false, _ argument: (Int) -> UnsafeRawPointer) {
         let base = self.base
         var plan = h.pointee.plan, offset = 0, i = 0
+        if skip {
+            plan >>= 8
+            offset = 16
+            i = 2
+        }
         if plan & 0x8888_8888_8888_8888 == plan {
             // Words only (most methods).
             while plan != 0 {
-                base.storeBytes(of: UnsafeRawPointer(arguments[i].unsafelyUnwrapped).loadUnaligned(as: UInt64.self),
-                                toByteOffset: offset, as: UInt64.self)
+                base.storeBytes(of: argument(i).loadUnaligned(as: UInt64.self), toByteOffset: offset, as: UInt64.self)
                 offset += 8
                 i += 1
                 plan >>= 4
@@ -134,7 +118,7 @@ extension InvocationStorage {
         while plan != 0 {
             let size = Int(plan & 0xF)
             offset = (offset + size - 1) & ~(size - 1)
-            let from = UnsafeRawPointer(arguments[i].unsafelyUnwrapped), to = base + offset
+            let from = argument(i), to = base + offset
             switch size {
             case 8: to.storeBytes(of: from.loadUnaligned(as: UInt64.self), as: UInt64.self)
             case 4: to.storeBytes(of: from.loadUnaligned(as: UInt32.self), as: UInt32.self)
