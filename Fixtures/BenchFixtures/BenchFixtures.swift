@@ -234,7 +234,6 @@ public final class BenchFixtures: @unchecked Sendable {
             try engine.apply(rule)
             rules.append(rule)
         }
-
         try installCHooksAndRules()
         // One call each opens the windows (5: performed, and the window starts; 6: held) and
         // warms the caches and the rules' spare records.

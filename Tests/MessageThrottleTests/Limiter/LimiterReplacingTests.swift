@@ -6,22 +6,12 @@ import XCTest
 @testable import MessageThrottle
 
 /// A payload one reference wide, so it moves through the limiter's slot; counts the live ones.
+/// Its `id` may be rewritten in place while the limiter holds it (a refill).
 final class SlotToken: @unchecked Sendable {
     static let live = Atomic<Int>(0)
-    let id: Int
+    var id: Int
     init(_ id: Int) {
         self.id = id
-        Self.live.add(1, ordering: .relaxed)
-    }
-    deinit { Self.live.subtract(1, ordering: .relaxed) }
-}
-
-/// A payload that a message may rewrite in place while the limiter holds it.
-final class RefillToken: @unchecked Sendable {
-    static let live = Atomic<Int>(0)
-    var value: Int
-    init(_ value: Int) {
-        self.value = value
         Self.live.add(1, ordering: .relaxed)
     }
     deinit { Self.live.subtract(1, ordering: .relaxed) }
@@ -192,19 +182,19 @@ final class LimiterReplacingTests: XCTestCase {
         for mode in [ThrottleMode.last, .debounce] {
             let clock = ManualClock()
             let performed = Locked<[Int]>([])
-            let l = Limiter<RefillToken>(mode: mode, duration: .milliseconds(100), executor: ManualExecutor(clock: clock),
-                                         perform: { p in performed.withLock { $0.append(p.value) } })
+            let l = Limiter<SlotToken>(mode: mode, duration: .milliseconds(100), executor: ManualExecutor(clock: clock),
+                                       perform: { p in performed.withLock { $0.append(p.id) } })
             var made = 0
-            func send(_ v: Int, refill: Bool) -> (Limiter<RefillToken>.Verdict, Int?) {
+            func send(_ v: Int, refill: Bool) -> (Limiter<SlotToken>.Verdict, Int?) {
                 let (verdict, displaced) = l.receiveKept(at: l.now, making: {
                     made += 1
-                    return RefillToken(v)
+                    return SlotToken(v)
                 }, refills: true, refilling: { held in
                     guard refill, isKnownUniquelyReferenced(&held) else { return false }
-                    held.value = v
+                    held.id = v
                     return true
                 })
-                return (verdict, displaced?.value)
+                return (verdict, displaced?.id)
             }
             XCTAssertTrue(send(1, refill: true) == (.deferred, nil), "\(mode): the first message is made")
             XCTAssertEqual(made, 1)
@@ -216,9 +206,9 @@ final class LimiterReplacingTests: XCTestCase {
             XCTAssertTrue(send(3, refill: false) == (.deferred, 2), "\(mode): declined: swapped, 2 displaced")
             XCTAssertEqual(made, 2)
             let held = l.pending
-            XCTAssertEqual(held?.value, 3)
+            XCTAssertEqual(held?.id, 3)
             XCTAssertTrue(send(4, refill: true) == (.deferred, 3), "\(mode): a payload someone else holds is swapped")
-            XCTAssertEqual(held?.value, 3, "\(mode): and left as it was")
+            XCTAssertEqual(held?.id, 3, "\(mode): and left as it was")
             XCTAssertEqual(l.pendingDeadline, instant(ms: mode == .last ? 100 : 160), "\(mode): the deadline")
             clock.advance(to: instant(ms: 200))
             XCTAssertEqual(performed.current, [4], "\(mode)")
@@ -231,13 +221,13 @@ final class LimiterReplacingTests: XCTestCase {
     func testARefillPastTheEdgeTakesTheLock() {
         let clock = ManualClock()
         let performed = Locked<[Int]>([])
-        let l = Limiter<RefillToken>(mode: .last, duration: .milliseconds(100), executor: LateExecutor(clock),
-                                     perform: { p in performed.withLock { $0.append(p.value) } })
+        let l = Limiter<SlotToken>(mode: .last, duration: .milliseconds(100), executor: LateExecutor(clock),
+                                   perform: { p in performed.withLock { $0.append(p.id) } })
         var refilled = 0
-        func send(_ v: Int) -> Limiter<RefillToken>.Verdict {
-            l.receiveKept(at: l.now, making: { RefillToken(v) }, refills: true, refilling: { held in
+        func send(_ v: Int) -> Limiter<SlotToken>.Verdict {
+            l.receiveKept(at: l.now, making: { SlotToken(v) }, refills: true, refilling: { held in
                 refilled += 1
-                held.value = v
+                held.id = v
                 return true
             }).verdict
         }
@@ -249,7 +239,7 @@ final class LimiterReplacingTests: XCTestCase {
         XCTAssertEqual(send(3), .deferred)
         XCTAssertEqual(refilled, 1, "past the edge")
         XCTAssertEqual(performed.current, [2], "the late edge performed the refilled payload first")
-        XCTAssertEqual(l.pending?.value, 3)
+        XCTAssertEqual(l.pending?.id, 3)
     }
 
     /// Releasing the limiter releases a payload held in the slot (without performing it).
@@ -327,21 +317,21 @@ final class LimiterReplacingConcurrencyTests: XCTestCase {
     /// thread's timers and flushes take the slot back and perform what it held.
     func testConcurrentRefillsAreEachPerformedOnceOrReleased() {
         for mode in [ThrottleMode.last, .debounce] {
-            let before = RefillToken.live.load(ordering: .relaxed)
+            let before = SlotToken.live.load(ordering: .relaxed)
             let refills = Atomic<Int>(0)
             let performed = Locked<[Int]>([])
             do {
                 let clock = ManualClock()
-                let l = Limiter<RefillToken>(mode: mode, duration: .milliseconds(5), executor: ManualExecutor(clock: clock),
-                                             perform: { p in performed.withLock { $0.append(p.value) } })
+                let l = Limiter<SlotToken>(mode: mode, duration: .milliseconds(5), executor: ManualExecutor(clock: clock),
+                                           perform: { p in performed.withLock { $0.append(p.id) } })
                 storm(clock, step: { step in
                     if step % 70 == 0 { l.flush() }
-                    if step % 90 == 0 { _ = l.pending?.value }
+                    if step % 90 == 0 { _ = l.pending?.id }
                 }, send: { t, i in
                     let v = t * 100_000 + i
-                    _ = l.receiveKept(at: l.now, making: { RefillToken(v) }, refills: true, refilling: { held in
+                    _ = l.receiveKept(at: l.now, making: { SlotToken(v) }, refills: true, refilling: { held in
                         guard isKnownUniquelyReferenced(&held) else { return false }
-                        held.value = v
+                        held.id = v
                         refills.add(1, ordering: .relaxed)
                         return true
                     })
@@ -353,7 +343,7 @@ final class LimiterReplacingConcurrencyTests: XCTestCase {
                 XCTAssertGreaterThan(values.count, 0, "\(mode)")
                 XCTAssertGreaterThan(refills.load(ordering: .relaxed), 0, "\(mode): messages were refilled")
             }
-            XCTAssertEqual(RefillToken.live.load(ordering: .relaxed), before, "\(mode): every payload made was released")
+            XCTAssertEqual(SlotToken.live.load(ordering: .relaxed), before, "\(mode): every payload made was released")
         }
     }
 }
