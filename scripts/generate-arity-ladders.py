@@ -7,12 +7,10 @@ writes are checked in and CI runs this script with --check, which fails when one
     scripts/generate-arity-ladders.py           rewrite the files
     scripts/generate-arity-ladders.py --check   exit 1 if a file is out of date
 """
-import os
-import sys
+import generated
 
 MAX_ARITY = 4
 LETTERS = "ABCD"
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
 
 def generic(letters, extra=()):
@@ -254,22 +252,7 @@ FILES = {
 
 
 def main():
-    check = "--check" in sys.argv[1:]
-    stale = []
-    for path, make in FILES.items():
-        full = os.path.join(ROOT, path)
-        text = make()
-        with open(full) as f:
-            current = f.read()
-        if current == text:
-            continue
-        if check:
-            stale.append(path)
-        else:
-            with open(full, "w") as f:
-                f.write(text)
-    if stale:
-        sys.exit("generate-arity-ladders: out of date (run scripts/generate-arity-ladders.py): " + ", ".join(stale))
+    generated.update("generate-arity-ladders", {path: make() for path, make in FILES.items()})
 
 
 if __name__ == "__main__":

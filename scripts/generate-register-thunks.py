@@ -10,10 +10,10 @@ differs from what the script gives.
     scripts/generate-register-thunks.py           rewrite the tables
     scripts/generate-register-thunks.py --check   exit 1 if a table is out of date
 """
-import os
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+import generated
+
 COUNTS = range(2, 6)
 DOUBLES = "(d0, d1, d2, d3, d4, d5, d6, d7)"
 
@@ -112,27 +112,10 @@ def rewrite(text, name, lines):
 
 
 def main():
-    check = "--check" in sys.argv[1:]
-    stale = []
     texts = {}
     for name, (path, make) in TABLES.items():
-        full = os.path.join(ROOT, path)
-        if full not in texts:
-            with open(full) as f:
-                texts[full] = f.read()
-        texts[full] = rewrite(texts[full], name, make())
-    for full, text in texts.items():
-        with open(full) as f:
-            current = f.read()
-        if current == text:
-            continue
-        if check:
-            stale.append(os.path.relpath(full, ROOT))
-        else:
-            with open(full, "w") as f:
-                f.write(text)
-    if stale:
-        sys.exit("generate-register-thunks: out of date (run scripts/generate-register-thunks.py): " + ", ".join(stale))
+        texts[path] = rewrite(texts[path] if path in texts else generated.read(path), name, make())
+    generated.update("generate-register-thunks", texts)
 
 
 if __name__ == "__main__":

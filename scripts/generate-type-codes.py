@@ -7,11 +7,11 @@ file differs from what the table gives.
     scripts/generate-type-codes.py           rewrite the file
     scripts/generate-type-codes.py --check   exit 1 if the file is out of date
 """
-import os
 import re
 import sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+import generated
+
 TABLE = "CDynamicRuntime/internal/sf_type_codes.h"
 OUTPUT = "Sources/DynamicRuntime/Model/TypeEncoding+Codes.swift"
 ROW = re.compile(r"^SF_TYPE_CODE\('(.)', (\d+), (\w+), (\w+)\)$")
@@ -21,14 +21,13 @@ NOT_ROWS = ".structure, .block, .array"
 
 def rows():
     out = []
-    with open(os.path.join(ROOT, TABLE)) as f:
-        for line in f:
-            if not line.startswith("SF_TYPE_CODE("):
-                continue
-            m = ROW.match(line.strip())
-            if not m:
-                sys.exit(f"{TABLE}: not a row of four columns: {line.strip()}")
-            out.append((m.group(1), int(m.group(2)), m.group(4)))
+    for line in generated.read(TABLE).splitlines():
+        if not line.startswith("SF_TYPE_CODE("):
+            continue
+        m = ROW.match(line.strip())
+        if not m:
+            sys.exit(f"{TABLE}: not a row of four columns: {line.strip()}")
+        out.append((m.group(1), int(m.group(2)), m.group(4)))
     if not out:
         sys.exit(f"{TABLE}: no SF_TYPE_CODE rows")
     names = [name for _, _, name in out]
@@ -134,21 +133,8 @@ extension TypeEncoding {{
 
 
 def main():
-    check = "--check" in sys.argv[1:]
-    text = swift(rows())
-    path = os.path.join(ROOT, OUTPUT)
-    with open(path) as f:
-        current = f.read()
-    if current == text:
-        return 0
-    if check:
-        print(f"{OUTPUT} is out of date: run scripts/generate-type-codes.py", file=sys.stderr)
-        return 1
-    with open(path, "w") as f:
-        f.write(text)
-    print(f"wrote {OUTPUT}")
-    return 0
+    generated.update("generate-type-codes", {OUTPUT: swift(rows())})
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
