@@ -82,12 +82,35 @@ static int cf_swap_make_pair(const char *name, sf_class_t *base, sf_class_t *kvo
 }
 
 // The object's own hooks on value:: before, instead (proceeds), after (adds 10000).
+/// A pair named after `name` and an instance of its base: where most scenarios start.
+static int cf_swap_open(const char *name, sf_class_t *base, sf_class_t *kvo, sf_id *o) {
+    int line = cf_swap_make_pair(name, base, kvo);
+    if (line) return line;
+    *o = sf_class_createInstance(*base);
+    CHECK(*o);
+    return 0;
+}
+
+/// Disposes of the pair (neither may be in use by then) and releases the instance.
+static int cf_swap_close(sf_id o, sf_class_t base, sf_class_t kvo) {
+    CHECK(sf_disposeClassPair(kvo) == SF_OK);
+    sf_release(o);
+    CHECK(sf_disposeClassPair(base) == SF_OK);
+    return 0;
+}
+
 static int cf_swap_hook_object(sf_id o, cf_swap_log *log, sf_hook_token tokens[3]) {
     tokens[0] = sf_object_hookMethod(o, SEL("value:"), SF_HOOK_BEFORE, "q@:q", cf_swap_before, log);
     tokens[1] = sf_object_hookMethod(o, SEL("value:"), SF_HOOK_INSTEAD, "q@:q", cf_swap_instead, log);
     tokens[2] = sf_object_hookMethod(o, SEL("value:"), SF_HOOK_AFTER, "q@:q", cf_swap_after, log);
     CHECK(tokens[0] && tokens[1] && tokens[2]);
     return 0;
+}
+
+/// Swaps `o` from `base` to `kvo`, then gives it its own hooks.
+static int cf_swap_swap_then_hook(sf_id o, sf_class_t base, sf_class_t kvo, cf_swap_log *log, sf_hook_token tokens[3]) {
+    CHECK(sf_object_setClass(o, kvo) == base);
+    return cf_swap_hook_object(o, log, tokens);
 }
 
 static int cf_swap_remove_all(sf_hook_token tokens[3]) {
@@ -178,10 +201,10 @@ int cf_scenario_class_swap_hooked_then_hooks_removed(const char *name) {
 
 int cf_scenario_class_swap_hooked_then_class_restored(const char *name) {
     sf_class_t base, kvo;
-    int line = cf_swap_make_pair(name, &base, &kvo);
-    if (line) return line;
+    sf_id o;
     cf_swap_log log = { { 0 } };
-    sf_id o = sf_class_createInstance(base);
+    int line = cf_swap_open(name, &base, &kvo, &o);
+    if (line) return line;
     sf_hook_token tokens[3];
     if ((line = cf_swap_hook_object(o, &log, tokens))) return line;
     CHECK(sf_object_setClass(o, kvo) == base);
@@ -306,13 +329,12 @@ int cf_scenario_class_swap_refused(const char *name) {
 
 int cf_scenario_class_swap_swapped_then_hooks_removed(const char *name) {
     sf_class_t base, kvo;
-    int line = cf_swap_make_pair(name, &base, &kvo);
-    if (line) return line;
+    sf_id o;
     cf_swap_log log = { { 0 } };
-    sf_id o = sf_class_createInstance(base);
-    CHECK(sf_object_setClass(o, kvo) == base);
+    int line = cf_swap_open(name, &base, &kvo, &o);
+    if (line) return line;
     sf_hook_token tokens[3];
-    if ((line = cf_swap_hook_object(o, &log, tokens))) return line;
+    if ((line = cf_swap_swap_then_hook(o, base, kvo, &log, tokens))) return line;
     CHECK(sf_object_getClass(o) == kvo);
     CHECK(cf_swap_has_own_entry(o));
     OUTCOME(o, 11011, "before instead after");  // the hooks and the override both ran
@@ -326,21 +348,17 @@ int cf_scenario_class_swap_swapped_then_hooks_removed(const char *name) {
     CHECK(sf_object_getClass(o) == base);
     CHECK(sf_object_getMethodImplementation(o, SEL("value:")) == IMP(cf_swap_base_value));
     OUTCOME(o, 2, "");
-    CHECK(sf_disposeClassPair(kvo) == SF_OK);
-    sf_release(o);
-    CHECK(sf_disposeClassPair(base) == SF_OK);
-    return 0;
+    return cf_swap_close(o, base, kvo);
 }
 
 int cf_scenario_class_swap_swapped_then_class_restored(const char *name) {
     sf_class_t base, kvo;
-    int line = cf_swap_make_pair(name, &base, &kvo);
-    if (line) return line;
+    sf_id o;
     cf_swap_log log = { { 0 } };
-    sf_id o = sf_class_createInstance(base);
-    CHECK(sf_object_setClass(o, kvo) == base);
+    int line = cf_swap_open(name, &base, &kvo, &o);
+    if (line) return line;
     sf_hook_token tokens[3];
-    if ((line = cf_swap_hook_object(o, &log, tokens))) return line;
+    if ((line = cf_swap_swap_then_hook(o, base, kvo, &log, tokens))) return line;
     CHECK(sf_object_setClass(o, base) == kvo);  // the swapping code sees the class it installed
     CHECK(sf_object_getClass(o) == base);
     CHECK(cf_swap_has_own_entry(o));
@@ -361,10 +379,10 @@ int cf_scenario_class_swap_swapped_then_class_restored(const char *name) {
 
 int cf_scenario_class_swap_class_hooks(const char *name) {
     sf_class_t base, kvo;
-    int line = cf_swap_make_pair(name, &base, &kvo);
-    if (line) return line;
+    sf_id o;
     cf_swap_log log = { { 0 } };
-    sf_id o = sf_class_createInstance(base);
+    int line = cf_swap_open(name, &base, &kvo, &o);
+    if (line) return line;
     sf_hook_token early = sf_class_hookMethod(base, SEL("value:"), SF_HOOK_BEFORE, "q@:q", cf_swap_class_before, &log);
     CHECK(early);
     CHECK(cf_swap_table_imp(base) != IMP(cf_swap_base_value));  // the entry now runs the hooks
@@ -390,18 +408,15 @@ int cf_scenario_class_swap_class_hooks(const char *name) {
     CHECK(sf_object_getMethodImplementation(o, SEL("value:")) == IMP(cf_swap_base_value));
     OUTCOME(o, 2, "");
     TABLES_ORIGINAL(base, kvo);
-    CHECK(sf_disposeClassPair(kvo) == SF_OK);
-    sf_release(o);
-    CHECK(sf_disposeClassPair(base) == SF_OK);
-    return 0;
+    return cf_swap_close(o, base, kvo);
 }
 
 int cf_scenario_class_swap_class_hooks_removed(const char *name) {
     sf_class_t base, kvo;
-    int line = cf_swap_make_pair(name, &base, &kvo);
-    if (line) return line;
+    sf_id o;
     cf_swap_log log = { { 0 } };
-    sf_id o = sf_class_createInstance(base);
+    int line = cf_swap_open(name, &base, &kvo, &o);
+    if (line) return line;
     sf_hook_token token = sf_class_hookMethod(base, SEL("value:"), SF_HOOK_BEFORE, NULL, cf_swap_class_plain, &log);
     CHECK(token);
     CHECK(sf_object_setClass(o, kvo) == base);
@@ -414,8 +429,5 @@ int cf_scenario_class_swap_class_hooks_removed(const char *name) {
     CHECK(sf_object_setClass(o, base) == kvo);
     OUTCOME(o, 2, "");
     TABLES_ORIGINAL(base, kvo);
-    CHECK(sf_disposeClassPair(kvo) == SF_OK);
-    sf_release(o);
-    CHECK(sf_disposeClassPair(base) == SF_OK);
-    return 0;
+    return cf_swap_close(o, base, kvo);
 }
