@@ -9,13 +9,28 @@ import XCTest
 final class EngineControlTests: XCTestCase {
     private let d = Duration.milliseconds(100)
 
+    /// A fixture, an instance and a rule on its `tick:` of window `d`.
+    private func limited(_ mode: ThrottleMode, _ name: String = #function) throws -> (EngineFixture, Object, Rule) {
+        let fx = try makeFixture(name)
+        let obj = try fx.instance()
+        return (fx, obj, try obj.limit("tick:", oncePer: d, mode: mode, in: fx.engine))
+    }
+
+    /// A fixture whose throttle rule (leading and trailing edges, window `d`) ran tick 1 at 0 and
+    /// holds tick 2, sent at 10, at 20.
+    private func heldSecondTick(_ name: String = #function) throws -> (EngineFixture, Object, Rule) {
+        let (fx, obj, rule) = try limited(.throttle(leading: true, trailing: true), name)
+        try fx.tick(obj, 1, at: 0)
+        try fx.tick(obj, 2, at: 10)
+        fx.advance(to: 20)
+        return (fx, obj, rule)
+    }
+
     // MARK: - live edits while a message is pending
 
     func testModeChangeWhilePendingPerformsTheOldMessageFirst() throws {
         // docs/modes.md: debounce d=100; mode := firstly at 20.
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .debounce, in: fx.engine)
+        let (fx, obj, rule) = try limited(.debounce)
         XCTAssertEqual(try fx.tick(obj, 1, at: 0), 0)
         fx.advance(to: 20)
         rule.mode = .firstly
@@ -30,9 +45,7 @@ final class EngineControlTests: XCTestCase {
     }
 
     func testModeChangeWithoutAFurtherMessageKeepsTheOldDeadline() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .last, in: fx.engine)
+        let (fx, obj, rule) = try limited(.last)
         try fx.tick(obj, 1, at: 0)
         fx.advance(to: 10)
         rule.mode = .cooldown
@@ -42,9 +55,7 @@ final class EngineControlTests: XCTestCase {
     }
 
     func testShorterDurationWhilePendingPerformsAnOverdueMessageAtOnce() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .debounce, in: fx.engine)
+        let (fx, obj, rule) = try limited(.debounce)
         try fx.tick(obj, 1, at: 0)
         fx.advance(to: 10)
         rule.duration = .milliseconds(30)
@@ -60,9 +71,7 @@ final class EngineControlTests: XCTestCase {
     }
 
     func testShorterDurationWithoutAFurtherMessageKeepsTheOldDeadline() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .debounce, in: fx.engine)
+        let (fx, obj, rule) = try limited(.debounce)
         try fx.tick(obj, 1, at: 0)
         fx.advance(to: 10)
         rule.duration = .milliseconds(30)
@@ -73,9 +82,7 @@ final class EngineControlTests: XCTestCase {
     }
 
     func testLongerDurationWhilePendingMovesTheDeadline() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .debounce, in: fx.engine)
+        let (fx, obj, rule) = try limited(.debounce)
         try fx.tick(obj, 1, at: 0)
         fx.advance(to: 10)
         rule.duration = .milliseconds(300)
@@ -87,9 +94,7 @@ final class EngineControlTests: XCTestCase {
     }
 
     func testDurationSetToZeroWhilePendingPerformsTheOldMessageThenEveryCall() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .last, in: fx.engine)
+        let (fx, obj, rule) = try limited(.last)
         try fx.tick(obj, 1, at: 0)
         rule.duration = .zero
         XCTAssertEqual(try fx.tick(obj, 2, at: 10), 20)
@@ -114,12 +119,7 @@ final class EngineControlTests: XCTestCase {
     // MARK: - flush and cancel
 
     func testFlushPerformsThePendingMessageNowOnTheCallingThread() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .throttle(leading: true, trailing: true), in: fx.engine)
-        try fx.tick(obj, 1, at: 0)
-        try fx.tick(obj, 2, at: 10)
-        fx.advance(to: 20)
+        let (fx, obj, rule) = try heldSecondTick()
         XCTAssertTrue(rule.flush())
         XCTAssertEqual(fx.hits, [hit(1, 0), hit(2, 20)], "performed before flush returns")
         XCTAssertTrue(pthread_equal(fx.log.threads[1], pthread_self()) != 0)
@@ -132,9 +132,7 @@ final class EngineControlTests: XCTestCase {
     }
 
     func testFlushWithNothingPendingIsANoOp() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
+        let (fx, obj, rule) = try limited(.firstly)
         XCTAssertFalse(rule.flush())
         try fx.tick(obj, 1, at: 0)
         XCTAssertFalse(rule.flush())
@@ -142,12 +140,7 @@ final class EngineControlTests: XCTestCase {
     }
 
     func testCancelDropsThePendingMessageAndRestartsTheWindow() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .throttle(leading: true, trailing: true), in: fx.engine)
-        try fx.tick(obj, 1, at: 0)
-        try fx.tick(obj, 2, at: 10)
-        fx.advance(to: 20)
+        let (fx, obj, rule) = try heldSecondTick()
         rule.cancel()
         XCTAssertNil(rule.pendingInvocation)
         XCTAssertEqual(fx.clock.scheduledCount, 0, "the timer is cancelled")
@@ -157,9 +150,7 @@ final class EngineControlTests: XCTestCase {
     }
 
     func testCancelEndsACooldown() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .cooldown, in: fx.engine)
+        let (fx, obj, rule) = try limited(.cooldown)
         XCTAssertEqual(try fx.tick(obj, 1, at: 0), 10)
         XCTAssertEqual(try fx.tick(obj, 2, at: 10), 0)
         rule.cancel()
@@ -181,9 +172,7 @@ final class EngineControlTests: XCTestCase {
     // MARK: - alwaysInvoke
 
     func testAlwaysInvokeBypassesTheRuleWithoutBeingCounted() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .firstly, in: fx.engine)
+        let (fx, obj, rule) = try limited(.firstly)
         let seen = Locked<[Int]>([])
         // Weakly: the rule keeps its alwaysInvoke closure (a strong capture would be a cycle,
         // reported by LeakSanitizer).
@@ -204,9 +193,7 @@ final class EngineControlTests: XCTestCase {
     }
 
     func testAlwaysInvokeDoesNotDisturbThePendingMessage() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .last, in: fx.engine)
+        let (fx, obj, rule) = try limited(.last)
         rule.alwaysInvoke = { _, call in ((try? call.argument(at: 0, as: Int.self)) ?? 0) < 0 }
         try fx.tick(obj, 1, at: 0)
         XCTAssertEqual(try fx.tick(obj, -5, at: 10), -50)
@@ -218,9 +205,7 @@ final class EngineControlTests: XCTestCase {
     // MARK: - the pending invocation
 
     func testThePendingInvocationIsInspectable() throws {
-        let fx = try makeFixture()
-        let obj = try fx.instance()
-        let rule = try obj.limit("tick:", oncePer: d, mode: .debounce, in: fx.engine)
+        let (fx, obj, rule) = try limited(.debounce)
         XCTAssertNil(rule.pendingInvocation)
         try fx.tick(obj, 1, at: 0)
         try fx.tick(obj, 2, at: 10)
