@@ -53,6 +53,25 @@ final class HookConcurrencyTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(toggles.current, Self.minimumToggles, file: file, line: line)
     }
 
+    /// Races senders of `add:to:` against a thread that installs `hook(offset)` and removes it:
+    /// even calls go to `hooked`, which may answer with or without `offset`; odd ones to `plain`,
+    /// which must never see the hook.
+    func raceHooked(_ hooked: Object, beside plain: Object, addend: Int,
+                    hook: @escaping @Sendable (Int) throws -> HookToken, file: StaticString = #filePath, line: UInt = #line) {
+        let offset = Self.offset
+        race(send: { thread, i in
+            let a = thread * 1000 + i
+            if i % 2 == 0 {
+                guard let r = try? hooked.send("add:to:", a, addend) as Int else { return "hooked threw" }
+                return r == a + addend || r == a + addend + offset ? nil : "hooked (\(a)+\(addend)) -> \(r)"
+            }
+            guard let r = try? plain.send("add:to:", a, addend) as Int else { return "plain threw" }
+            return r == a + addend ? nil : "the plain receiver saw the hook: \(r)"
+        }, toggle: {
+            try hook(offset).remove()
+        }, file: file, line: line)
+    }
+
     func assertCleanAfterwards(closures: Int, file: StaticString = #filePath, line: UInt = #line) {
         fwdCollect()
         XCTAssertEqual(Runtime.liveClosureCount, closures, "every trampoline freed", file: file, line: line)
@@ -152,19 +171,9 @@ final class HookConcurrencyTests: XCTestCase {
         let b = try base.createInstance()
         fwdCollect()
         let closures = Runtime.liveClosureCount
-        let offset = Self.offset
-        race(send: { thread, i in
-            let a = thread * 1000 + i
-            if i % 2 == 0 {
-                guard let r = try? s.send("add:to:", a, 2) as Int else { return "sub threw" }
-                return r == a + 2 || r == a + 2 + offset ? nil : "sub (\(a)+2) -> \(r)"
-            }
-            guard let r = try? b.send("add:to:", a, 2) as Int else { return "base threw" }
-            return r == a + 2 ? nil : "base instance saw the subclass hook: \(r)"
-        }, toggle: {
-            let t = try sub.hook("add:to:", .after) { ctx in try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + offset) }
-            t.remove()
-        })
+        raceHooked(s, beside: b, addend: 2) { offset in
+            try sub.hook("add:to:", .after) { ctx in try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + offset) }
+        }
         XCTAssertNil(sub.ownMethod(for: "add:to:"))
         assertCleanAfterwards(closures: closures)
     }
@@ -177,19 +186,9 @@ final class HookConcurrencyTests: XCTestCase {
         try hooked.hook("add:to:", .before) { _ in }.remove()
         fwdCollect()
         let closures = Runtime.liveClosureCount
-        let offset = Self.offset
-        race(send: { thread, i in
-            let a = thread * 1000 + i
-            if i % 2 == 0 {
-                guard let r = try? hooked.send("add:to:", a, 3) as Int else { return "threw" }
-                return r == a + 3 || r == a + 3 + offset ? nil : "hooked object (\(a)+3) -> \(r)"
-            }
-            guard let r = try? other.send("add:to:", a, 3) as Int else { return "threw" }
-            return r == a + 3 ? nil : "other object saw the hook: \(r)"
-        }, toggle: {
-            let t = try hooked.hook("add:to:", .after) { ctx in try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + offset) }
-            t.remove()
-        })
+        raceHooked(hooked, beside: other, addend: 3) { offset in
+            try hooked.hook("add:to:", .after) { ctx in try ctx.setReturnValue(try ctx.returnValue(as: Int.self) + offset) }
+        }
         XCTAssertEqual(hooked.runtimeClass, cls)
         assertCleanAfterwards(closures: closures)
     }

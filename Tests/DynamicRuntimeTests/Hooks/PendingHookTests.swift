@@ -39,6 +39,16 @@ final class PendingHookTests: LiveObjectTestCase {
     }
 
     private func isWaiting(_ p: PendingHook) -> Bool { p.state == .waiting }
+    /// A `.before` hook on `value:` waiting for `name`, whose body counts its calls in `calls`
+    /// and holds a `Captured`, handed back through `captured` (which the caller keeps weak).
+    private func waitingHook(_ name: String, counting calls: Locked<Int>, holding captured: inout Captured?) throws -> PendingHook {
+        let c = Captured()
+        captured = c
+        return try RuntimeClass.hook(whenRegistered: name, "value:", .before) { _ in
+            withExtendedLifetime(c) { calls.withLock { $0 += 1 } }
+        }
+    }
+
     private func isRemoved(_ p: PendingHook) -> Bool { p.state == .removed }
     private func failure(_ p: PendingHook) -> RuntimeError? { if case let .failed(e) = p.state { e } else { nil } }
 
@@ -203,26 +213,19 @@ final class PendingHookTests: LiveObjectTestCase {
         let name = uniqueName("PendingCancel")
         let calls = Locked(0)
         weak var captured: Captured?
-        var pending: PendingHook?
-        do {
-            let c = Captured()
-            captured = c
-            pending = try RuntimeClass.hook(whenRegistered: name, "value:", .before) { _ in
-                withExtendedLifetime(c) { calls.withLock { $0 += 1 } }
-            }
-        }
+        let pending = try waitingHook(name, counting: calls, holding: &captured)
         XCTAssertNotNil(captured, "the waiting hook holds its body")
         XCTAssertEqual(HookRegistry.pendingHookCount, pendingBaseline + 1)
-        XCTAssertTrue(pending!.remove())
+        XCTAssertTrue(pending.remove())
         XCTAssertNil(captured, "the body is let go when the hook is dropped")
         XCTAssertEqual(HookRegistry.pendingHookCount, pendingBaseline, "the entry left the table")
-        XCTAssertFalse(pending!.remove(), "removing twice does nothing")
-        XCTAssertTrue(isRemoved(pending!))
+        XCTAssertFalse(pending.remove(), "removing twice does nothing")
+        XCTAssertTrue(isRemoved(pending))
 
         let cls = try allocateCounter(name)
         let imp = cls.ownMethod(for: "value:")!.implementation
         cls.register()
-        XCTAssertTrue(isRemoved(pending!))
+        XCTAssertTrue(isRemoved(pending))
         XCTAssertEqual(try cls.createInstance().send("value:", 1) as Int, 2)
         XCTAssertEqual(calls.current, 0)
         XCTAssertEqual(cls.hooks(for: "value:"), [])
@@ -275,25 +278,18 @@ final class PendingHookTests: LiveObjectTestCase {
         let name = uniqueName("PendingMissing")
         let calls = Locked(0)
         weak var captured: Captured?
-        var pending: PendingHook?
-        do {
-            let c = Captured()
-            captured = c
-            pending = try RuntimeClass.hook(whenRegistered: name, "value:", .before) { _ in
-                withExtendedLifetime(c) { calls.withLock { $0 += 1 } }
-            }
-        }
+        let pending = try waitingHook(name, counting: calls, holding: &captured)
         let cls = try RuntimeClass.allocate(name: name)
         try cls.addMethod("other:") { (_: ObjectRef, x: Int) in x }
         cls.register()
-        let error = try XCTUnwrap(failure(pending!))
+        let error = try XCTUnwrap(failure(pending))
         XCTAssertTrue(error.isHookFailed, "\(error)")
         XCTAssertEqual(error.className, name)
         XCTAssertEqual(error.selector, "value:")
-        XCTAssertNil(pending!.token)
+        XCTAssertNil(pending.token)
         XCTAssertNil(captured, "a failed hook's body is let go")
-        XCTAssertFalse(pending!.remove(), "nothing to remove")
-        XCTAssertNotNil(failure(pending!), "still failed")
+        XCTAssertFalse(pending.remove(), "nothing to remove")
+        XCTAssertNotNil(failure(pending), "still failed")
         XCTAssertEqual(try cls.createInstance().send("other:", 5) as Int, 5)
         XCTAssertEqual(cls.hooks(), [])
 
