@@ -13,20 +13,7 @@ private let cMixed: @convention(c) (sf_id?, sf_sel?, Double, Int8, Float, Bool) 
     a + Double(b) + Double(c) + (d ? 1000 : 0)
 }
 
-final class MessageSendTests: XCTestCase {
-    private var cls: RuntimeClass!
-    private var obj: Object!
-
-    override func setUpWithError() throws {
-        cls = try RuntimeClass(name: uniqueName(name))
-        obj = try cls.createInstance()
-    }
-
-    override func tearDown() {
-        obj = nil
-        cls = nil
-    }
-
+final class MessageSendTests: ClassInstanceTestCase {
     /// Installs `echo:` for `T` and checks the value survives a typed and a dynamic round trip.
     private func roundTrip<T: MessageValue & Equatable>(_ value: T, file: StaticString = #filePath, line: UInt = #line,
                                                        dynamic check: (DynamicValue) -> T?) throws {

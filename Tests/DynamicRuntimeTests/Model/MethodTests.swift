@@ -12,20 +12,7 @@ private let cSelf: @convention(c) (sf_id?, sf_sel?) -> sf_id? = { obj, _ in sf_r
 
 func imp<F>(_ f: F) -> IMP { IMP(unsafeBitCast(f, to: sf_imp.self)) }
 
-final class MethodTests: XCTestCase {
-    private var cls: RuntimeClass!
-    private var obj: Object!
-
-    override func setUpWithError() throws {
-        cls = try RuntimeClass(name: uniqueName(name))
-        obj = try cls.createInstance()
-    }
-
-    override func tearDown() {
-        obj = nil
-        cls = nil
-    }
-
+final class MethodTests: ClassInstanceTestCase {
     // MARK: - Closures of every arity
 
     func testClosuresOfArityZeroToFourReturningValues() throws {

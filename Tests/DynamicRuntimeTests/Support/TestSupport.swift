@@ -137,6 +137,22 @@ class LiveObjectTestCase: XCTestCase {
     }
 }
 
+/// A test case with a class of its own, named after the test, and one instance of it.
+class ClassInstanceTestCase: XCTestCase {
+    var cls: RuntimeClass!
+    var obj: Object!
+
+    override func setUpWithError() throws {
+        cls = try RuntimeClass(name: uniqueName(name))
+        obj = try cls.createInstance()
+    }
+
+    override func tearDown() {
+        obj = nil
+        cls = nil
+    }
+}
+
 /// Makes and registers a uniquely named class.
 func makeClass(_ base: String, superclass: RuntimeClass? = nil,
                ivars: [(name: String, type: TypeEncoding)] = []) throws -> RuntimeClass {
