@@ -117,15 +117,7 @@ final class ForwardingFromCAndLoopTests: ForwardingPipelineTestCase {
     }
 
     func testForwardingTargetPingPongIsAnError() throws {
-        let a = try makeClass("FwdPing", ivars: [("peer", .object)])
-        let b = try makeClass("FwdPong", ivars: [("peer", .object)])
-        for c in [a, b] {
-            try c.setForwardingTarget { recv, _ in try recv.value(ofIvar: "peer", as: ObjectRef.self) }
-        }
-        let x = try a.createInstance()
-        let y = try b.createInstance()
-        try x.setValue(y.ref, forIvar: "peer")
-        try y.setValue(x.ref, forIvar: "peer")
+        let (x, y) = try forwardingPingPong(("FwdPing", "FwdPong"))
         XCTAssertTrue(thrownError { try x.send("where", as: Int.self) }?.isForwardingFailed ?? false)
         XCTAssertTrue(thrownError { try y.send("where:", 1.5) }?.isForwardingFailed ?? false)
         // Break the cycle so both can go.

@@ -116,15 +116,7 @@ final class ForwardingTypedStageTests: ForwardingPipelineTestCase {
     }
 
     func testRepeatedForwardingTargetPingPongIsAnErrorEveryTime() throws {
-        let a = try makeClass("TypedPing", ivars: [("peer", .object)])
-        let b = try makeClass("TypedPong", ivars: [("peer", .object)])
-        for c in [a, b] {
-            try c.setForwardingTarget { recv, _ in try recv.value(ofIvar: "peer", as: ObjectRef.self) }
-        }
-        let x = try a.createInstance()
-        let y = try b.createInstance()
-        try x.setValue(y.ref, forIvar: "peer")
-        try y.setValue(x.ref, forIvar: "peer")
+        let (x, y) = try forwardingPingPong(("TypedPing", "TypedPong"))
         for _ in 0..<3 {
             XCTAssertThrowsError(try x.send("where:", 1, as: Int.self)) { error in
                 guard case RuntimeError.forwardingFailed(let info) = error else { return XCTFail("\(error)") }

@@ -153,6 +153,21 @@ class ClassInstanceTestCase: XCTestCase {
     }
 }
 
+/// Two objects of classes named after `names` whose forwarding target is each other (through
+/// a `peer` ivar): any message neither implements goes round until the depth limit.
+func forwardingPingPong(_ names: (String, String)) throws -> (Object, Object) {
+    let a = try makeClass(names.0, ivars: [("peer", .object)])
+    let b = try makeClass(names.1, ivars: [("peer", .object)])
+    for c in [a, b] {
+        try c.setForwardingTarget { recv, _ in try recv.value(ofIvar: "peer", as: ObjectRef.self) }
+    }
+    let x = try a.createInstance()
+    let y = try b.createInstance()
+    try x.setValue(y.ref, forIvar: "peer")
+    try y.setValue(x.ref, forIvar: "peer")
+    return (x, y)
+}
+
 /// Makes and registers a uniquely named class.
 func makeClass(_ base: String, superclass: RuntimeClass? = nil,
                ivars: [(name: String, type: TypeEncoding)] = []) throws -> RuntimeClass {
