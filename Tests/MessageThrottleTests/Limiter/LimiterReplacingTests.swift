@@ -274,6 +274,15 @@ final class LimiterReplacingConcurrencyTests: XCTestCase {
         }
     }
 
+    /// A limiter of `mode` with 5 ms windows on a manual clock, appending each payload it
+    /// performs to `performed`.
+    private func recordingLimiter(_ mode: ThrottleMode, into performed: Locked<[Int]>) -> (ManualClock, Limiter<SlotToken>) {
+        let clock = ManualClock()
+        let l = Limiter<SlotToken>(mode: mode, duration: .milliseconds(5), executor: ManualExecutor(clock: clock),
+                                   perform: { p in performed.withLock { $0.append(p.id) } })
+        return (clock, l)
+    }
+
     /// 8 threads swap payloads through the slot of a `last` and a `debounce` limiter while a
     /// 9th moves the clock (timers fire and take the slot back), rewrites the duration and
     /// flushes. No payload is performed twice or lost track of: once everything is flushed and
@@ -285,9 +294,7 @@ final class LimiterReplacingConcurrencyTests: XCTestCase {
             let made = Atomic<Int>(0)
             let performed = Locked<[Int]>([])
             do {
-                let clock = ManualClock()
-                let l = Limiter<SlotToken>(mode: mode, duration: .milliseconds(5), executor: ManualExecutor(clock: clock),
-                                           perform: { p in performed.withLock { $0.append(p.id) } })
+                let (clock, l) = recordingLimiter(mode, into: performed)
                 storm(clock, step: { step in
                     if step % 50 == 0 { l.duration = .milliseconds(step % 100 == 0 ? 5 : 7) }
                     if step % 70 == 0 { l.flush() }
@@ -321,9 +328,7 @@ final class LimiterReplacingConcurrencyTests: XCTestCase {
             let refills = Atomic<Int>(0)
             let performed = Locked<[Int]>([])
             do {
-                let clock = ManualClock()
-                let l = Limiter<SlotToken>(mode: mode, duration: .milliseconds(5), executor: ManualExecutor(clock: clock),
-                                           perform: { p in performed.withLock { $0.append(p.id) } })
+                let (clock, l) = recordingLimiter(mode, into: performed)
                 storm(clock, step: { step in
                     if step % 70 == 0 { l.flush() }
                     if step % 90 == 0 { _ = l.pending?.id }
