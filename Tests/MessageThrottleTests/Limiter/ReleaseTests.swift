@@ -5,19 +5,22 @@ import XCTest
 /// Payloads are released as soon as they are performed or dropped, and never
 /// while the limiter's lock is held.
 final class ReleaseTests: XCTestCase {
+    /// Delivers a fresh probe 1 to `h` and keeps no reference to it, so that what the limiter
+    /// does with it decides its lifetime: the outcome, and a weak look at the probe.
+    private func deliverUnowned(_ h: Harness) -> (Outcome, () -> Probe?) {
+        let probe = h.probe(1)
+        return (h.deliver(probe), { [weak probe] in probe })
+    }
+
     func testHeldPayloadIsReleasedRightAfterItIsPerformed() {
         for mode in [ThrottleMode.last, .debounce, .debounceMaxWait(.milliseconds(150)), .throttle(leading: false, trailing: true)] {
             let h = Harness(mode, .milliseconds(100))
-            weak var weakProbe: Probe?
-            do {
-                let probe = h.probe(1)
-                weakProbe = probe
-                XCTAssertEqual(h.deliver(probe), .deferred)
-            }
-            XCTAssertNotNil(weakProbe, "\(mode): held until performed")
+            let (outcome, weakProbe) = deliverUnowned(h)
+            XCTAssertEqual(outcome, .deferred, "\(mode)")
+            XCTAssertNotNil(weakProbe(), "\(mode): held until performed")
             h.advance(to: 1000)
             XCTAssertEqual(h.fires, [held(1, 100)], "\(mode)")
-            XCTAssertNil(weakProbe, "\(mode): released after perform")
+            XCTAssertNil(weakProbe(), "\(mode): released after perform")
         }
     }
 
@@ -25,14 +28,9 @@ final class ReleaseTests: XCTestCase {
         for mode in [ThrottleMode.last, .debounce, .debounceMaxWait(.milliseconds(150)), .throttle(leading: true, trailing: true)] {
             let h = Harness(mode, .milliseconds(100))
             h.send(0, at: 0)
-            weak var weakProbe: Probe?
-            do {
-                let probe = h.probe(1)
-                weakProbe = probe
-                h.deliver(probe)
-            }
+            let (_, weakProbe) = deliverUnowned(h)
             h.send(2, at: 10)
-            XCTAssertNil(weakProbe, "\(mode): superseded payload released at once")
+            XCTAssertNil(weakProbe(), "\(mode): superseded payload released at once")
             XCTAssertTrue(h.tracker.released.contains(1))
         }
     }
@@ -41,25 +39,17 @@ final class ReleaseTests: XCTestCase {
         for mode in [ThrottleMode.firstly, .cooldown, .throttle(leading: true, trailing: false)] {
             let h = Harness(mode, .milliseconds(100))
             h.send(0, at: 0)
-            weak var weakProbe: Probe?
-            do {
-                let probe = h.probe(1)
-                weakProbe = probe
-                XCTAssertEqual(h.deliver(probe), .dropped)
-            }
-            XCTAssertNil(weakProbe, "\(mode)")
+            let (outcome, weakProbe) = deliverUnowned(h)
+            XCTAssertEqual(outcome, .dropped, "\(mode)")
+            XCTAssertNil(weakProbe(), "\(mode)")
         }
     }
 
     func testPerformNowPayloadIsOwnedByTheCallerOnly() {
         let h = Harness(.firstly, .milliseconds(100))
-        weak var weakProbe: Probe?
-        do {
-            let probe = h.probe(1)
-            weakProbe = probe
-            XCTAssertEqual(h.deliver(probe), .now)
-        }
-        XCTAssertNil(weakProbe)
+        let (outcome, weakProbe) = deliverUnowned(h)
+        XCTAssertEqual(outcome, .now)
+        XCTAssertNil(weakProbe())
     }
 
     func testCancelledAndLimiterDeinitReleasePayloads() {
