@@ -76,13 +76,24 @@ static sf_status probing_fn(sf_call_t call, void *context) {
     return SF_OK;
 }
 
+/* A registered class named `name` whose add: (a C function) sums into `total`. */
+static sf_class_t adder_class(const char *name, long *total) {
+    sf_class_t cls = sf_allocateClassPair(NULL, name);
+    if (!cls) return NULL;
+    if (sf_class_addMethodWithFunction(cls, SEL("add:"), "q@:q", add_fn, total, NULL) != SF_OK) {
+        sf_disposeClassPair(cls);
+        return NULL;
+    }
+    sf_registerClassPair(cls);
+    return cls;
+}
+
 int fx_capi_hooks(const char *name) {
     long total = 0;
     sf_status st;
     struct trace t = { .n = 0 };
-    sf_class_t cls = sf_allocateClassPair(NULL, name);
-    CHECK(sf_class_addMethodWithFunction(cls, SEL("add:"), "q@:q", add_fn, &total, NULL) == SF_OK);
-    sf_registerClassPair(cls);
+    sf_class_t cls = adder_class(name, &total);
+    CHECK(cls);
     sf_id obj = sf_class_createInstance(cls);
 
     sf_hook_token b = sf_class_hookMethod(cls, SEL("add:"), SF_HOOK_BEFORE, "q@:q", before_fn, &t);
@@ -179,9 +190,8 @@ int fx_capi_object_hooks(const char *name) {
     long total = 0;
     sf_status st;
     struct trace t = { .n = 0 };
-    sf_class_t cls = sf_allocateClassPair(NULL, name);
-    CHECK(sf_class_addMethodWithFunction(cls, SEL("add:"), "q@:q", add_fn, &total, NULL) == SF_OK);
-    sf_registerClassPair(cls);
+    sf_class_t cls = adder_class(name, &total);
+    CHECK(cls);
     sf_id hooked = sf_class_createInstance(cls), plain = sf_class_createInstance(cls);
 
     sf_hook_token h = sf_object_hookMethod(hooked, SEL("add:"), SF_HOOK_BEFORE, NULL, before_fn, &t);
