@@ -81,8 +81,7 @@ static int cf_swap_make_pair(const char *name, sf_class_t *base, sf_class_t *kvo
     return 0;
 }
 
-// The object's own hooks on value:: before, instead (proceeds), after (adds 10000).
-/// A pair named after `name` and an instance of its base: where most scenarios start.
+// A pair named after `name` and an instance of its base: where most scenarios start.
 static int cf_swap_open(const char *name, sf_class_t *base, sf_class_t *kvo, sf_id *o) {
     int line = cf_swap_make_pair(name, base, kvo);
     if (line) return line;
@@ -91,7 +90,7 @@ static int cf_swap_open(const char *name, sf_class_t *base, sf_class_t *kvo, sf_
     return 0;
 }
 
-/// Disposes of the pair (neither may be in use by then) and releases the instance.
+// Disposes of the pair (neither may be in use by then) and releases the instance.
 static int cf_swap_close(sf_id o, sf_class_t base, sf_class_t kvo) {
     CHECK(sf_disposeClassPair(kvo) == SF_OK);
     sf_release(o);
@@ -99,6 +98,7 @@ static int cf_swap_close(sf_id o, sf_class_t base, sf_class_t kvo) {
     return 0;
 }
 
+// The object's own hooks on value:: before, instead (proceeds), after (adds 10000).
 static int cf_swap_hook_object(sf_id o, cf_swap_log *log, sf_hook_token tokens[3]) {
     tokens[0] = sf_object_hookMethod(o, SEL("value:"), SF_HOOK_BEFORE, "q@:q", cf_swap_before, log);
     tokens[1] = sf_object_hookMethod(o, SEL("value:"), SF_HOOK_INSTEAD, "q@:q", cf_swap_instead, log);
@@ -107,7 +107,7 @@ static int cf_swap_hook_object(sf_id o, cf_swap_log *log, sf_hook_token tokens[3
     return 0;
 }
 
-/// Swaps `o` from `base` to `kvo`, then gives it its own hooks.
+// Swaps `o` from `base` to `kvo`, then gives it its own hooks.
 static int cf_swap_swap_then_hook(sf_id o, sf_class_t base, sf_class_t kvo, cf_swap_log *log, sf_hook_token tokens[3]) {
     CHECK(sf_object_setClass(o, kvo) == base);
     return cf_swap_hook_object(o, log, tokens);

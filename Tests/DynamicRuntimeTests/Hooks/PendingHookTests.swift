@@ -39,6 +39,9 @@ final class PendingHookTests: LiveObjectTestCase {
     }
 
     private func isWaiting(_ p: PendingHook) -> Bool { p.state == .waiting }
+    private func isRemoved(_ p: PendingHook) -> Bool { p.state == .removed }
+    private func failure(_ p: PendingHook) -> RuntimeError? { if case let .failed(e) = p.state { e } else { nil } }
+
     /// A `.before` hook on `value:` waiting for `name`, whose body counts its calls in `calls`
     /// and holds a `Captured`, handed back through `captured` (which the caller keeps weak).
     private func waitingHook(_ name: String, counting calls: Locked<Int>, holding captured: inout Captured?) throws -> PendingHook {
@@ -48,9 +51,6 @@ final class PendingHookTests: LiveObjectTestCase {
             withExtendedLifetime(c) { calls.withLock { $0 += 1 } }
         }
     }
-
-    private func isRemoved(_ p: PendingHook) -> Bool { p.state == .removed }
-    private func failure(_ p: PendingHook) -> RuntimeError? { if case let .failed(e) = p.state { e } else { nil } }
 
     // MARK: - When the hook goes on
 
