@@ -27,9 +27,9 @@ def padded(n):
 
 
 def entry(params, body, signature, indent="    "):
-    """One `unsafeBitCast` of a closure literal to a raw pointer."""
-    return (f"{indent}unsafeBitCast({{ ({params}) in\n{indent}    {body}\n"
-            f"{indent}}} as {signature}, to: UnsafeRawPointer.self),")
+    """The code address of one `@convention(c)` closure literal."""
+    return (f"{indent}CFunction.address(of: {{ ({params}) in\n{indent}    {body}\n"
+            f"{indent}}} as {signature}),")
 
 
 def integer_table(name, doc, callee, context, returns, convert):

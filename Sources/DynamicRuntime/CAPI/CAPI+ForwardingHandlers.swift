@@ -18,7 +18,7 @@ private func resolver(_ fn: @escaping sf_resolve_fn, _ context: UnsafeMutableRaw
 @_cdecl("sf_class_setResolveInstanceMethod")
 @_spi(CAPI) public func sf_class_setResolveInstanceMethod_impl(_ cls: sf_class_t?, _ fn: sf_resolve_fn?, _ context: UnsafeMutableRawPointer?) -> sf_status {
     capiStatus { () throws(RuntimeError) in
-        try handlerClass(cls, unsafeBitCast(fn, to: UnsafeRawPointer?.self), "resolve").setResolveInstanceMethod(resolver(fn!, context))
+        try handlerClass(cls, fn.map { CFunction.address(of: $0) }, "resolve").setResolveInstanceMethod(resolver(fn!, context))
     }
 }
 
@@ -26,7 +26,7 @@ private func resolver(_ fn: @escaping sf_resolve_fn, _ context: UnsafeMutableRaw
 @_cdecl("sf_class_setResolveClassMethod")
 @_spi(CAPI) public func sf_class_setResolveClassMethod_impl(_ cls: sf_class_t?, _ fn: sf_resolve_fn?, _ context: UnsafeMutableRawPointer?) -> sf_status {
     capiStatus { () throws(RuntimeError) in
-        try handlerClass(cls, unsafeBitCast(fn, to: UnsafeRawPointer?.self), "resolve").setResolveClassMethod(resolver(fn!, context))
+        try handlerClass(cls, fn.map { CFunction.address(of: $0) }, "resolve").setResolveClassMethod(resolver(fn!, context))
     }
 }
 
@@ -34,7 +34,7 @@ private func resolver(_ fn: @escaping sf_resolve_fn, _ context: UnsafeMutableRaw
 @_cdecl("sf_class_setForwardingTarget")
 @_spi(CAPI) public func sf_class_setForwardingTarget_impl(_ cls: sf_class_t?, _ fn: sf_forwarding_target_fn?, _ context: UnsafeMutableRawPointer?) -> sf_status {
     capiStatus { () throws(RuntimeError) in
-        let c = try handlerClass(cls, unsafeBitCast(fn, to: UnsafeRawPointer?.self), "forwarding target")
+        let c = try handlerClass(cls, fn.map { CFunction.address(of: $0) }, "forwarding target")
         let fn = fn!, ctx = UInt(bitPattern: context)
         try c.setForwardingTarget { o, s in fn(o.raw, s.raw, UnsafeMutableRawPointer(bitPattern: ctx)).map { ObjectRef($0) } }
     }
@@ -44,7 +44,7 @@ private func resolver(_ fn: @escaping sf_resolve_fn, _ context: UnsafeMutableRaw
 @_cdecl("sf_class_setMethodSignature")
 @_spi(CAPI) public func sf_class_setMethodSignature_impl(_ cls: sf_class_t?, _ fn: sf_method_signature_fn?, _ context: UnsafeMutableRawPointer?) -> sf_status {
     capiStatus { () throws(RuntimeError) in
-        let c = try handlerClass(cls, unsafeBitCast(fn, to: UnsafeRawPointer?.self), "method signature")
+        let c = try handlerClass(cls, fn.map { CFunction.address(of: $0) }, "method signature")
         let fn = fn!, ctx = UInt(bitPattern: context)
         try c.setMethodSignature { o, s in
             guard let types = fn(o.raw, s.raw, UnsafeMutableRawPointer(bitPattern: ctx)) else { return nil }
@@ -57,7 +57,7 @@ private func resolver(_ fn: @escaping sf_resolve_fn, _ context: UnsafeMutableRaw
 @_cdecl("sf_class_setForwardInvocation")
 @_spi(CAPI) public func sf_class_setForwardInvocation_impl(_ cls: sf_class_t?, _ fn: sf_forward_invocation_fn?, _ context: UnsafeMutableRawPointer?) -> sf_status {
     capiStatus { () throws(RuntimeError) in
-        let c = try handlerClass(cls, unsafeBitCast(fn, to: UnsafeRawPointer?.self), "forwardInvocation")
+        let c = try handlerClass(cls, fn.map { CFunction.address(of: $0) }, "forwardInvocation")
         let fn = fn!, ctx = UInt(bitPattern: context)
         try c.setForwardInvocation { inv throws(RuntimeError) in
             sf_set_last_error(SF_OK, nil)

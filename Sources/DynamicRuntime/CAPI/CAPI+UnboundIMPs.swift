@@ -47,9 +47,9 @@ import CDynamicRuntime
 /// The table's entry for `imp` (lock held).
 private func registered(_ imp: sf_imp?) throws(RuntimeError) -> UnboundIMPs.Entry {
     Runtime.state.lock.assertHeld()
-    guard let imp, let entry = UnboundIMPs.byAddress[unsafeBitCast(imp, to: UnsafeRawPointer.self)] else {
+    guard let imp, let entry = UnboundIMPs.byAddress[CFunction.address(of: imp)] else {
         throw .invalidArgument(.init(expected: "an IMP made by sf_imp_implementationWithFunction and not removed",
-                                     actual: imp.map { "\(unsafeBitCast($0, to: UnsafeRawPointer.self))" } ?? "NULL"))
+                                     actual: imp.map { "\(CFunction.address(of: $0))" } ?? "NULL"))
     }
     return entry
 }

@@ -8,7 +8,7 @@ struct CCall {
     let hook: HookContext?
     /// A method body's signature, unretained (the caller holds it for the call); a hook call
     /// reads its hook's. No reference is retained: a CCall costs nothing to make or drop.
-    private let bodySignature: Unmanaged<SignatureStorage>?
+    private let bodySignature: ObjectWord<SignatureStorage>?
     // A method body's frame. A hook call reads its hook's, when the callback asks: a word
     // call builds its argument vector only then.
     private let bodyArguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
@@ -24,7 +24,7 @@ struct CCall {
 
     init(signature: Signature, arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>, returnStorage: UnsafeMutableRawPointer) {
         hook = nil
-        bodySignature = Unmanaged.passUnretained(signature.storage)
+        bodySignature = ObjectWord(unretained: signature.storage)
         bodyArguments = arguments
         bodyReturnStorage = returnStorage
     }
@@ -32,7 +32,7 @@ struct CCall {
     var arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?> { hook?.arguments ?? bodyArguments.unsafelyUnwrapped }
     var returnStorage: UnsafeMutableRawPointer { hook?.returnStorage ?? bodyReturnStorage.unsafelyUnwrapped }
 
-    var signature: Signature { hook?.signature ?? Signature(storage: bodySignature!.takeUnretainedValue()) }
+    var signature: Signature { hook?.signature ?? Signature(storage: bodySignature!.object) }
     var target: sf_id? { arguments[0]!.load(as: sf_id?.self) }
     var selector: Selector { Selector(raw: arguments[1]!.load(as: sf_sel.self)) }
     var className: String { CAPIValues.className(of: target) }

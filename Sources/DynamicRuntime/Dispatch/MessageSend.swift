@@ -143,7 +143,7 @@ enum MessageSend {
         let hook = sf_method_hook_bits(method)
         if hook != 0 { return try hookSendWords(hook, o, s, w.0, w.1, w.2) }
         var failure: (any Error)? = nil
-        let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in
+        let r: UInt64? = ObjectWord<ClosureIMP>(owner).withObject { box in
             do {
                 // The keys matched, and an `Int` body's key is exactly its own: its arity is `count`.
                 if let direct = box.direct { return try ClosureIMP.callDirect(direct, arity: count, o, w) }
@@ -174,31 +174,31 @@ enum MessageSend {
         case .word, .other:
             let r: W
             switch count {
-            case 0: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> W).self)(obj, sel)
-            case 1: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> W).self)(obj, sel, w.0)
-            case 2: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> W).self)(obj, sel, w.0, w.1)
-            case 3: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> W).self)(obj, sel, w.0, w.1, w.2)
-            default: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> W).self)(obj, sel, w.0, w.1, w.2, w.3)
+            case 0: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel) -> W).self)(obj, sel)
+            case 1: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> W).self)(obj, sel, w.0)
+            case 2: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> W).self)(obj, sel, w.0, w.1)
+            case 3: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> W).self)(obj, sel, w.0, w.1, w.2)
+            default: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> W).self)(obj, sel, w.0, w.1, w.2, w.3)
             }
             return R.fromRegister(r)
         case .double:
             let r: Double
             switch count {
-            case 0: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> Double).self)(obj, sel)
-            case 1: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> Double).self)(obj, sel, w.0)
-            case 2: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> Double).self)(obj, sel, w.0, w.1)
-            case 3: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> Double).self)(obj, sel, w.0, w.1, w.2)
-            default: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> Double).self)(obj, sel, w.0, w.1, w.2, w.3)
+            case 0: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel) -> Double).self)(obj, sel)
+            case 1: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> Double).self)(obj, sel, w.0)
+            case 2: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> Double).self)(obj, sel, w.0, w.1)
+            case 3: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> Double).self)(obj, sel, w.0, w.1, w.2)
+            default: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> Double).self)(obj, sel, w.0, w.1, w.2, w.3)
             }
             return R.fromRegister(r)
         case .float:
             let r: Float
             switch count {
-            case 0: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel) -> Float).self)(obj, sel)
-            case 1: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> Float).self)(obj, sel, w.0)
-            case 2: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> Float).self)(obj, sel, w.0, w.1)
-            case 3: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> Float).self)(obj, sel, w.0, w.1, w.2)
-            default: r = unsafeBitCast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> Float).self)(obj, sel, w.0, w.1, w.2, w.3)
+            case 0: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel) -> Float).self)(obj, sel)
+            case 1: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W) -> Float).self)(obj, sel, w.0)
+            case 2: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W, W) -> Float).self)(obj, sel, w.0, w.1)
+            case 3: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W) -> Float).self)(obj, sel, w.0, w.1, w.2)
+            default: r = CFunction.cast(imp, to: (@convention(c) (sf_id, sf_sel, W, W, W, W) -> Float).self)(obj, sel, w.0, w.1, w.2, w.3)
             }
             return R.fromRegister(r)
         }

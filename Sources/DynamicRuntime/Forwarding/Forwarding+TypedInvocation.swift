@@ -37,11 +37,11 @@ extension Forwarding {
         // Immortal: no retain and release around the call.
         // The record is used through a guaranteed reference while `invocation` holds it: Swift
         // retained it around every call that could reach it otherwise.
-        let invocation = Invocation.take(Unmanaged<SignatureStorage>.fromOpaque(sig.pointee.swift))
-        let record = Unmanaged.passUnretained(invocation.storage)
-        record._withUnsafeGuaranteedRef { $0.store(raw, selector, count: count, store) }
+        let invocation = Invocation.take(ObjectWord<SignatureStorage>(sig.pointee.swift))
+        let record = ObjectWord(unretained: invocation.storage)
+        record.withObject { $0.store(raw, selector, count: count, store) }
         try deliver(invocation, to: raw, cls, handler)
-        let bits = record._withUnsafeGuaranteedRef { $0.returnBits() }
+        let bits = record.withObject { $0.returnBits() }
         // No other reference may be held here: a record `forwardInvocation:` let go of is reused.
         var done = consume invocation
         Invocation.recycle(&done)
@@ -66,7 +66,7 @@ extension InvocationStorage {
     func returnBits() -> (UInt64, UInt64) {
         // A scalar is read as words (the storage holds at least 16 bytes; the caller reads only
         // its type's bytes): a copy of a few bytes was a call to memmove.
-        let (size, returnsObject) = signature._withUnsafeGuaranteedRef { ($0.returnValueBytes, $0.returnsObject) }
+        let (size, returnsObject) = signature.withObject { ($0.returnValueBytes, $0.returnsObject) }
         if !returnsObject, !h.pointee.ownsReturnString {
             let p = returnPointer
             return (size == 0 ? 0 : p.load(as: UInt64.self), size <= 8 ? 0 : p.load(fromByteOffset: 8, as: UInt64.self))
@@ -81,13 +81,13 @@ extension Invocation {
     /// An empty record for `signature` to store a call's values into: the signature's spare
     /// (see `recycle`) when there is one.
     static func take(_ signature: SignatureStorage) -> Invocation {
-        take(Unmanaged.passUnretained(signature))
+        take(ObjectWord(unretained: signature))
     }
 
     /// `take` for an immortal signature the caller does not hold: read without a retain.
-    static func take(_ signature: Unmanaged<SignatureStorage>) -> Invocation {
-        let spare = signature._withUnsafeGuaranteedRef { $0.spareRecord.exchange(0, ordering: .acquiring) }
-        return Invocation(storage: spare == 0 ? InvocationStorage.make(signature.takeUnretainedValue())
-            : Unmanaged<InvocationStorage>.fromOpaque(UnsafeRawPointer(bitPattern: spare)!).takeRetainedValue())
+    static func take(_ signature: ObjectWord<SignatureStorage>) -> Invocation {
+        let spare = signature.withObject { $0.spareRecord.exchange(0, ordering: .acquiring) }
+        return Invocation(storage: spare == 0 ? InvocationStorage.make(signature.object)
+            : ObjectWord<InvocationStorage>(nonZeroBits: spare).take())
     }
 }

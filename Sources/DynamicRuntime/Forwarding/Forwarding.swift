@@ -204,7 +204,7 @@ enum Forwarding {
 
     /// Stage 3b: hands the record to `forwardInvocation:` (`handler`, the receiver's method).
     static func deliver(_ invocation: Invocation, to raw: sf_id, _ cls: sf_class_t, _ handler: sf_method_t) throws(RuntimeError) {
-        let record = UnsafeMutableRawPointer(Unmanaged.passUnretained(invocation.storage).toOpaque())
+        let record = UnsafeMutableRawPointer(ObjectWord(unretained: invocation.storage).pointer)
         // setForwardInvocation's adapter accepts only this record (see isDelivering).
         let previous = sf_swap_delivering_record(record)
         defer { _ = sf_swap_delivering_record(previous) }
@@ -238,7 +238,7 @@ enum Forwarding {
         }
         // Unretained: `deliver` holds the record for the call, and a body that keeps the
         // invocation retains it then.
-        try Unmanaged<InvocationStorage>.fromOpaque(record)._withUnsafeGuaranteedRef { try body(Invocation(storage: $0)) }
+        try ObjectWord<InvocationStorage>(record).withObject { try body(Invocation(storage: $0)) }
     }
 
     /// Whether `record` is the invocation this thread is handing to `forwardInvocation:`: a

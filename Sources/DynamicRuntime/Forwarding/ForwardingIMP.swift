@@ -41,10 +41,10 @@ enum ForwardingIMP {
                 let context = UnsafeMutablePointer<sf_tramp_context>.allocate(capacity: 1)
                 context.initialize(to: sf_tramp_context(handler: forwardTrampolineEntry,
                                                         owner: UnsafeMutableRawPointer(sig.storage.raw), layout: layout))
-                let entry = unsafeBitCast(sf_tramp_entry as @convention(c) () -> Void, to: UnsafeRawPointer.self)
+                let entry = CFunction.address(of: sf_tramp_entry as @convention(c) () -> Void)
                 if let code = sf_tramp_alloc(context, entry) {
                     contexts.append(context)
-                    let imp = unsafeBitCast(code, to: sf_imp.self)
+                    let imp = CFunction.at(code, as: sf_imp.self)
                     table[key] = imp
                     return imp
                 }
@@ -58,7 +58,7 @@ enum ForwardingIMP {
                 sf_ffi_closure_free(closure)
                 return nil
             }
-            let imp = unsafeBitCast(code, to: sf_imp.self)
+            let imp = CFunction.at(code, as: sf_imp.self)
             table[key] = imp
             return imp
         }

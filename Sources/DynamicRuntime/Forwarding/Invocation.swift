@@ -35,9 +35,9 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
         guard isKnownUniquelyReferenced(&invocation.storage) else { return }
         invocation.emptyForReuse()
         let s = invocation.storage
-        let word = UInt(bitPattern: Unmanaged.passRetained(s).toOpaque())
+        let word = ObjectWord(retaining: s).bits
         let previous = s.h.pointee.signature.spareRecord.exchange(word, ordering: .acquiringAndReleasing)
-        if previous != 0 { Unmanaged<InvocationStorage>.fromOpaque(UnsafeRawPointer(bitPattern: previous)!).release() }
+        if previous != 0 { ObjectWord<InvocationStorage>(nonZeroBits: previous).release() }
     }
 
     /// Whether two handles refer to the same record.

@@ -45,19 +45,19 @@ extension InvocationStorage {
     /// the hook call's receiver: rewrites it with the call's arguments and re-reads the original when its box is no longer the
     /// published one. One function, without closures: a borrowed record or hook in a closure
     /// was called out of line.
-    func rewrite(from state: UnsafeMutablePointer<HookCallState>, of hookRef: Unmanaged<MethodHook>) -> Bool {
-        let signature = hookRef._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.signature.storage) }
-        guard h.pointee.signature === signature.takeUnretainedValue() else { return false }
+    func rewrite(from state: UnsafeMutablePointer<HookCallState>, of hookRef: ObjectWord<MethodHook>) -> Bool {
+        let signature = hookRef.withObject { ObjectWord(unretained: $0.signature.storage) }
+        guard h.pointee.signature === signature.object else { return false }
         // A word call's arguments are its words: no argument vector is built for them.
         if let argv = state.pointee.argv {
             guard rewriteWords(from: argv) else { return false }
         } else {
             guard rewriteWords(fromWords: HookCallState.words(state)) else { return false }
         }
-        if let kept = h.pointee.implementationBox, hookRef._withUnsafeGuaranteedRef({ $0.isCurrentOriginal(kept) }) {
+        if let kept = h.pointee.implementationBox, hookRef.withObject({ $0.isCurrentOriginal(kept) }) {
             return true
         }
-        HookContext.readOriginal(of: hookRef.takeUnretainedValue(), into: self)
+        HookContext.readOriginal(of: hookRef.object, into: self)
         return true
     }
 
@@ -164,7 +164,7 @@ extension InvocationStorage {
         guard header.pointee.plan != 0, !header.pointee.ownsReturnObject, !header.pointee.ownsReturnString,
               header.pointee.copiedStrings.isEmpty else { return false }
         if !keepingImplementation || header.pointee.implementationBox == nil { setImplementation(nil) }
-        let returnSize = signature._withUnsafeGuaranteedRef { $0.returnSize }
+        let returnSize = signature.withObject { $0.returnSize }
         if returnSize <= 8 {
             returnPointer.storeBytes(of: 0, as: UInt64.self)
         } else {

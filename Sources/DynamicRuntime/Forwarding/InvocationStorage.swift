@@ -20,7 +20,7 @@ struct InvocationHeader {
     /// The hook's published box `implementation` came from (+1), or nil: a throttle's spare
     /// keeps both while emptied, so the next capture of an unchanged original compares one
     /// pointer instead of reading and retaining the IMP again (`HookContext.capture(intoSpare:)`).
-    var implementationBox: Unmanaged<IMPBox>?
+    var implementationBox: ObjectWord<IMPBox>?
     let frameOffset: Int
     let returnOffset: Int
     let argvOffset: Int
@@ -191,7 +191,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     }
 
     /// Sets the IMP a replay calls and the box it was read from (+1, or nil), releasing the old box.
-    func setImplementation(_ imp: IMP?, box: Unmanaged<IMPBox>? = nil) {
+    func setImplementation(_ imp: IMP?, box: ObjectWord<IMPBox>? = nil) {
         if let old = h.pointee.implementationBox { old.release() }
         h.pointee.implementationBox = box
         h.pointee.implementation = imp
@@ -219,7 +219,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         }
         h.pointee.ownsReturnObject = false
         h.pointee.ownsReturnString = false
-        let size = signature._withUnsafeGuaranteedRef { $0.returnSize }
+        let size = signature.withObject { $0.returnSize }
         if size <= 16 {
             // The return area is at least 16 bytes (`make`): two stores instead of a memset call.
             returnPointer.storeBytes(of: (0, 0) as (UInt64, UInt64), as: (UInt64, UInt64).self)
@@ -230,7 +230,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
 
     /// Calls `imp` with the frame; the result (+1 for objects) lands in return storage.
     func call(_ imp: sf_imp) {
-        signature._withUnsafeGuaranteedRef { sig in
+        signature.withObject { sig in
             if let layout = sig.layout, layout.pointee.int_wide != 0, sf_tramp_enabled() != 0 {
                 callWords(imp, layout)
             } else {
@@ -242,7 +242,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     }
 
     /// The record's signature, unretained: the record holds it, and signatures are immortal.
-    var signature: Unmanaged<SignatureStorage> { Unmanaged.passUnretained(h.pointee.signature) }
+    var signature: ObjectWord<SignatureStorage> { ObjectWord(unretained: h.pointee.signature) }
 
     /// `call` for a signature of 2-5 word arguments in integer registers and a word return or
     /// none (`int_wide`): its frame is those words in order, so the IMP is called as a C
@@ -253,7 +253,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
         w[1] = UInt64(UInt(bitPattern: h.pointee.selector))
         let n = Int(layout.pointee.nargs)
         typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
-        let v = unsafeBitCast(imp, to: Words.self)(w[0], w[1], n > 2 ? w[2] : 0, n > 3 ? w[3] : 0, n > 4 ? w[4] : 0)
+        let v = CFunction.cast(imp, to: Words.self)(w[0], w[1], n > 2 ? w[2] : 0, n > 3 ? w[3] : 0, n > 4 ? w[4] : 0)
         if layout.pointee.ret_kind != UInt8(SF_RET_VOID) { returnPointer.storeBytes(of: v, as: UInt64.self) }
     }
 
@@ -261,7 +261,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
     /// must hold: a word for integers and pointers (ffi_arg), 4 for a float, a struct's own
     /// size, nothing for void. `returnSize` rounds up to a word and would overrun a C caller's
     /// `float` or 3-byte struct.
-    var returnValueByteCount: Int { signature._withUnsafeGuaranteedRef { $0.returnValueBytes } }
+    var returnValueByteCount: Int { signature.withObject { $0.returnValueBytes } }
 
     /// Copies the return value out to a caller (`byteCount` bytes: a C caller's buffer holds
     /// exactly the type), giving it its own +1 for objects.
@@ -271,7 +271,7 @@ final class InvocationStorage: ManagedBuffer<InvocationHeader, UInt64> {
             // The caller may outlive the record: it gets a copy lent to its thread.
             destination.storeBytes(of: sf_lend_string(strdup(s)), as: UnsafePointer<CChar>?.self)
         }
-        if signature._withUnsafeGuaranteedRef({ $0.returnsObject }), let o = returnPointer.load(as: sf_id?.self) {
+        if signature.withObject({ $0.returnsObject }), let o = returnPointer.load(as: sf_id?.self) {
             if h.pointee.ownsReturnObject {
                 // Ownership moves to the caller.
                 h.pointee.ownsReturnObject = false
@@ -289,7 +289,7 @@ extension SignatureStorage {
     /// The return value lands in `ret` as libffi would leave it (small integers widened).
     func call(_ imp: sf_imp, _ ret: UnsafeMutableRawPointer, _ argv: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         if let layout, sf_tramp_enabled() != 0 {
-            sf_tramp_call_args(layout, unsafeBitCast(imp, to: UnsafeRawPointer.self), ret, argv)
+            sf_tramp_call_args(layout, CFunction.address(of: imp), ret, argv)
         } else {
             sf_ffi_call(&raw.pointee.cif, imp, ret, argv)
         }

@@ -9,8 +9,8 @@ import Synchronization
 struct HookCallState {
     /// The class's chain, and a per-object entry's own chain merged with it (before and after
     /// hooks after the class's, instead hooks before them).
-    let chainRef: Unmanaged<HookChain>
-    let innerRef: Unmanaged<HookChain>?
+    let chainRef: ObjectWord<HookChain>
+    let innerRef: ObjectWord<HookChain>?
     /// The call's argument vector; nil in a word call until something asks for it
     /// (`HookContext.arguments`).
     @usableFromInline var argv: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
@@ -76,7 +76,7 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         /// A chain of instead hooks only (no before or after hook, no one-shot hook):
         /// its first hook's body in a box of its own (retained here, released in `deinit`),
         /// which the call path calls from a `let` without retaining the body's context.
-        let firstInstead: Unmanaged<InsteadBody>?
+        let firstInstead: ObjectWord<InsteadBody>?
 
         var total: Int { Int(beforeCount) + Int(insteadCount) + Int(afterCount) }
     }
@@ -152,12 +152,12 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         let hasOnce = [before.contains { $0.once != nil }, instead.contains { $0.once != nil },
                        after.contains { $0.once != nil }].contains(true)
         let first = before.isEmpty && after.isEmpty && !hasOnce
-            ? instead.first.map { Unmanaged.passRetained(InsteadBody($0.body, native: $0.native, insteadCount: instead.count, selector: selector)) } : nil
+            ? instead.first.map { ObjectWord(retaining: InsteadBody($0.body, native: $0.native, insteadCount: instead.count, selector: selector)) } : nil
         let header = Header(selector: selector, next: next, beforeCount: UInt16(before.count),
                             insteadCount: UInt16(instead.count), afterCount: UInt16(after.count),
                             hasOnce: hasOnce, firstInstead: first)
         let chain = unsafeDowncast(create(minimumCapacity: header.total) { _ in header }, to: HookChain.self)
-        first?._withUnsafeGuaranteedRef { $0.chainBits = UInt(bitPattern: Unmanaged.passUnretained(chain).toOpaque()) }
+        first?.withObject { $0.chainBits = ObjectWord(unretained: chain).bits }
         chain.withUnsafeMutablePointerToElements { p in
             var q = p
             for part in [Array(before), Array(instead), Array(after)] {
@@ -202,12 +202,12 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
         let instead: Int
         let after: Int
         let hasOnce: Bool
-        let firstInstead: Unmanaged<InsteadBody>?
+        let firstInstead: ObjectWord<InsteadBody>?
     }
 
     @inline(__always)
-    static func shape(_ ref: Unmanaged<HookChain>) -> Shape {
-        ref._withUnsafeGuaranteedRef { c in
+    static func shape(_ ref: ObjectWord<HookChain>) -> Shape {
+        ref.withObject { c in
             c.withUnsafeMutablePointers { h, e in
                 Shape(entries: e, before: Int(h.pointee.beforeCount), instead: Int(h.pointee.insteadCount),
                       after: Int(h.pointee.afterCount), hasOnce: h.pointee.hasOnce, firstInstead: h.pointee.firstInstead)
@@ -274,15 +274,15 @@ final class InsteadBody {
         self.selector = selector
     }
 
-    var chainRef: Unmanaged<HookChain> { Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: chainBits).unsafelyUnwrapped) }
+    var chainRef: ObjectWord<HookChain> { ObjectWord(nonZeroBits: chainBits) }
 
     /// Runs the body of the box `ref` and returns nil, or its error converted, with the
     /// return object released, in a `PendingError` box (+1): the conversion out of line, so
     /// that the caller keeps few registers across the call.
     @inline(__always)
-    static func callBoxingFailure(_ ref: Unmanaged<InsteadBody>, _ ctx: HookContext) -> UnsafeMutableRawPointer? {
+    static func callBoxingFailure(_ ref: ObjectWord<InsteadBody>, _ ctx: HookContext) -> UnsafeMutableRawPointer? {
         do {
-            try ref._withUnsafeGuaranteedRef { b in
+            try ref.withObject { b in
                 if let native = b.native { try native.run(ctx) } else { try b.body(ctx) }
             }
             return nil
@@ -295,14 +295,14 @@ final class InsteadBody {
     private static func boxedFailure(_ error: any Error, _ ctx: HookContext) -> UnsafeMutableRawPointer {
         let e = hookError(error, ctx)
         ctx.releaseReturnObject()
-        return Unmanaged.passRetained(PendingError(e)).toOpaque()
+        return ObjectWord(retaining: PendingError(e)).pointer
     }
 
     /// Runs the body of the box `ref` (kept by its chain, which the read section keeps).
     @inline(__always)
-    static func call(_ ref: Unmanaged<InsteadBody>, _ ctx: HookContext) throws(RuntimeError) {
+    static func call(_ ref: ObjectWord<InsteadBody>, _ ctx: HookContext) throws(RuntimeError) {
         do {
-            try ref._withUnsafeGuaranteedRef { b in
+            try ref.withObject { b in
                 if let native = b.native { try native.run(ctx) } else { try b.body(ctx) }
             }
         } catch {

@@ -10,18 +10,18 @@ public struct HookContext {
     // Unretained: the trampoline keeps the hook, and the read section the chain, for as long
     // as the call (and so the context) lives. The call path reads them as guaranteed
     // references, which costs no retain.
-    @usableFromInline let hookRef: Unmanaged<MethodHook>
+    @usableFromInline let hookRef: ObjectWord<MethodHook>
     @usableFromInline let state: UnsafeMutablePointer<HookCallState>
 
     /// A context for the call whose state `state` holds.
-    init(hook: Unmanaged<MethodHook>, state: UnsafeMutablePointer<HookCallState>) {
+    init(hook: ObjectWord<MethodHook>, state: UnsafeMutablePointer<HookCallState>) {
         hookRef = hook
         self.state = state
     }
 
-    var chainRef: Unmanaged<HookChain> { state.pointee.chainRef }
+    var chainRef: ObjectWord<HookChain> { state.pointee.chainRef }
     /// A per-object entry's own chain, merged position by position after the class's `chain`.
-    var innerRef: Unmanaged<HookChain>? { state.pointee.innerRef }
+    var innerRef: ObjectWord<HookChain>? { state.pointee.innerRef }
     /// The call's argument vector (a word call builds it on first use).
     var arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
         if let argv = state.pointee.argv { return argv }
@@ -29,9 +29,9 @@ public struct HookContext {
     }
     var returnStorage: UnsafeMutableRawPointer { state.pointee.returnStorage }
 
-    var hook: MethodHook { hookRef.takeUnretainedValue() }
-    var chain: HookChain { chainRef.takeUnretainedValue() }
-    var inner: HookChain? { innerRef?.takeUnretainedValue() }
+    var hook: MethodHook { hookRef.object }
+    var chain: HookChain { chainRef.object }
+    var inner: HookChain? { innerRef?.object }
 
     /// The receiver.
     @inlinable
@@ -42,7 +42,7 @@ public struct HookContext {
     }
     /// The selector that was sent.
     @inlinable
-    public var selector: Selector { hookRef._withUnsafeGuaranteedRef { $0.selector } }
+    public var selector: Selector { hookRef.withObject { $0.selector } }
     /// The method's types.
     public var signature: Signature { hook.signature }
     /// The implementation the hook wraps (resolved now, for an inherited method).
@@ -59,7 +59,7 @@ public struct HookContext {
     public var returnValueDescription: DynamicValue { returnValue }
 
     func releaseReturnObject() {
-        if hookRef._withUnsafeGuaranteedRef({ $0.returnsObject }), let o = returnStorage.load(as: sf_id?.self) {
+        if hookRef.withObject({ $0.returnsObject }), let o = returnStorage.load(as: sf_id?.self) {
             returnStorage.storeBytes(of: nil, as: sf_id?.self)
             sf_release_inline(o)
         }
@@ -79,12 +79,12 @@ public struct HookContext {
     @inlinable @inline(__always)
     func proceedByWords() -> Bool {
         let s = state
-        let plain = hookRef._withUnsafeGuaranteedRef { $0.wordOriginalBits.load(ordering: .acquiring) }
+        let plain = hookRef.withObject { $0.wordOriginalBits.load(ordering: .acquiring) }
         guard _fastPath(s.pointee.progress.isLastInstead && plain != 0) else { return false }
         s.pointee.progress.proceeded = true
         let w = HookCallState.words(s)
         typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
-        w[5] = unsafeBitCast(plain, to: Words.self)(w[0], w[1], w[2], w[3], w[4])
+        w[5] = CFunction.at(bits: plain, as: Words.self)(w[0], w[1], w[2], w[3], w[4])
         return true
     }
 
@@ -124,8 +124,8 @@ public struct HookContext {
         state.pointee.progress.proceeded = true
         // A per-object entry's original (the visible class's method) is published in its hook
         // as a class hook's is (`resolveInherited`).
-        let (imp, body, wide, wideReturn, returnsObject) = hookRef._withUnsafeGuaranteedRef {
-            ($0.originalBits.load(ordering: .acquiring), $0.originalBodyBits.load(ordering: .acquiring),
+        let (imp, body, wide, wideReturn, returnsObject) = hookRef.withObject {
+            ($0.originalBits.load(ordering: .acquiring), $0.originalBody.load(),
              $0.wideArguments, $0.wideReturn, $0.returnsObject)
         }
         guard imp != 0, wide != 0, !returnsObject, try callWords(imp, body, wide, wideReturn) else {
@@ -137,18 +137,18 @@ public struct HookContext {
     /// 0), or a published Swift closure's word or `Int` body, called as a typed send calls it.
     /// False, having called nothing, when the closure has no such body.
     @inline(__always)
-    private func callWords(_ imp: UInt, _ body: UInt, _ wide: Int, _ wideReturn: Bool) throws(RuntimeError) -> Bool {
+    private func callWords(_ imp: UInt, _ body: ObjectWord<ClosureIMP>?, _ wide: Int, _ wideReturn: Bool) throws(RuntimeError) -> Bool {
         let a = arguments
         let w = (a[0].unsafelyUnwrapped.load(as: UInt64.self), a[1].unsafelyUnwrapped.load(as: UInt64.self),
                  wide > 2 ? a[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
                  wide > 3 ? a[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
                  wide > 4 ? a[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
         let v: UInt64
-        if body == 0 {
-            typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
-            v = unsafeBitCast(imp, to: Words.self)(w.0, w.1, w.2, w.3, w.4)
-        } else if let r = try HookContext.callWordBody(body, w, arity: wide - 2, returnStorage, wideReturn) {
+        if let body, let r = try HookContext.callWordBody(body, w, arity: wide - 2, returnStorage, wideReturn) {
             v = r
+        } else if body == nil {
+            typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
+            v = CFunction.at(bits: imp, as: Words.self)(w.0, w.1, w.2, w.3, w.4)
         } else {
             return false
         }
@@ -161,13 +161,13 @@ public struct HookContext {
     /// call (a closure's body on the argument vector, the direct call, libffi).
     @inline(never)
     private func callOriginalSlowly() throws(RuntimeError) {
-        let (imp, body, wide, wideReturn, returnsObject) = hookRef._withUnsafeGuaranteedRef {
-            ($0.originalBits.load(ordering: .acquiring), $0.originalBodyBits.load(ordering: .acquiring),
+        let (imp, body, wide, wideReturn, returnsObject) = hookRef.withObject {
+            ($0.originalBits.load(ordering: .acquiring), $0.originalBody.load(),
              $0.wideArguments, $0.wideReturn, $0.returnsObject)
         }
         if returnsObject { releaseReturnObject() }
         if imp != 0, wide != 0, try callWords(imp, body, wide, wideReturn) { return }
-        try withGuaranteed(hookRef) { (hook) throws(RuntimeError) in
+        try hookRef.withObject { (hook) throws(RuntimeError) in
             try hook.callOriginal(arguments, returnStorage)
         }
     }
@@ -177,13 +177,13 @@ public struct HookContext {
     /// leaves zero in the return storage and is named and recorded as the closure's own entry
     /// does it.
     @inline(never)
-    static func callWordBody(_ bits: UInt, _ w: (UInt64, UInt64, UInt64, UInt64, UInt64), arity: Int,
+    static func callWordBody(_ body: ObjectWord<ClosureIMP>, _ w: (UInt64, UInt64, UInt64, UInt64, UInt64), arity: Int,
                              _ ret: UnsafeMutableRawPointer, _ returns: Bool) throws(RuntimeError) -> UInt64? {
         var failure: (any Error)? = nil
         // The receiver's class read before the body runs (it may free the receiver), walked to
         // the visible class only after a throw.
         let cls = sf_id(bitPattern: UInt(w.0)).flatMap(sf_object_isa)
-        let r: UInt64? = Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)._withUnsafeGuaranteedRef { box in
+        let r: UInt64? = body.withObject { box in
             guard box.hasWordBody else { return nil }
             do {
                 // The hook has the original's key, and an `Int` body's key is exactly its own.
@@ -210,8 +210,8 @@ public struct HookContext {
     /// Like `makeInvocation()`, but reuses `record` when it has this call's signature, so a
     /// steady stream of captured calls allocates nothing.
     public func capture(into record: inout Invocation?) {
-        let signature = hookRef._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.signature.storage) }
-        if record != nil, record!.storage.h.pointee.signature === signature.takeUnretainedValue(),
+        let signature = hookRef.withObject { ObjectWord(unretained: $0.signature.storage) }
+        if record != nil, record!.storage.h.pointee.signature === signature.object,
            isKnownUniquelyReferenced(&record!.storage) {
             let s = record!.storage
             if s.capturesByWords {
@@ -220,7 +220,7 @@ public struct HookContext {
                 s.refill(from: arguments)
                 s.retainArguments()
             }
-            s.setImplementation(hookRef._withUnsafeGuaranteedRef { $0.currentOriginal() })
+            s.setImplementation(hookRef.withObject { $0.currentOriginal() })
         } else {
             record = makeInvocation()
         }
@@ -230,12 +230,12 @@ public struct HookContext {
     /// for reuse by `emptiedRetainedWord()`): no uniqueness check, and the original it kept is
     /// reused while its box is still the hook's published one (no read section, no retain).
     package func capture(intoSpare record: inout Invocation?) {
-        let signature = hookRef._withUnsafeGuaranteedRef { Unmanaged.passUnretained($0.signature.storage) }
-        if record != nil, record!.storage.h.pointee.signature === signature.takeUnretainedValue(),
+        let signature = hookRef.withObject { ObjectWord(unretained: $0.signature.storage) }
+        if record != nil, record!.storage.h.pointee.signature === signature.object,
            record!.storage.capturesByWords {
             let s = record!.storage
             s.capture(from: arguments)
-            hookRef._withUnsafeGuaranteedRef { hook in
+            hookRef.withObject { hook in
                 if let kept = s.h.pointee.implementationBox, hook.isCurrentOriginal(kept) { return }
                 Self.readOriginal(of: hook, into: s)
             }
@@ -264,7 +264,7 @@ public struct HookContext {
     @inline(never)
     static func readOriginal(of hook: MethodHook, into s: InvocationStorage) {
         if let box = hook.currentOriginalBox() {
-            s.setImplementation(box.imp, box: Unmanaged.passRetained(box))
+            s.setImplementation(box.imp, box: ObjectWord(retaining: box))
         } else {
             s.setImplementation(hook.currentOriginal())
         }
@@ -288,16 +288,5 @@ extension HookContext: MessageFrame {
     public func _replaceReturn(_ write: (UnsafeMutableRawPointer) -> Void) {
         releaseReturnObject()
         write(returnStorage)
-    }
-}
-
-/// Runs `body` on the object as a guaranteed reference (no retain), keeping the typed error
-/// (`_withUnsafeGuaranteedRef` rethrows untyped; the cast runs only when something was thrown).
-@inline(__always)
-func withGuaranteed<T: AnyObject, R>(_ ref: Unmanaged<T>, _ body: (T) throws(RuntimeError) -> R) throws(RuntimeError) -> R {
-    do {
-        return try ref._withUnsafeGuaranteedRef { try body($0) }
-    } catch {
-        throw error as! RuntimeError
     }
 }

@@ -42,25 +42,25 @@ enum HookEntryKind: Equatable {
 // Written by scripts/generate-register-thunks.py (integerHookEntries): edit the script, not these lines.
 /// Integer-register entries by register count (2-5): (arguments…, hook) -> %rax.
 nonisolated(unsafe) private let integerHookEntries: [UnsafeRawPointer] = [
-    unsafeBitCast({ (a0, a1, h) in
+    CFunction.address(of: { (a0, a1, h) in
         enterInts(h!, a0, a1, 0, 0, 0)
-    } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, h) in
+    } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
+    CFunction.address(of: { (a0, a1, a2, h) in
         enterInts(h!, a0, a1, a2, 0, 0)
-    } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, h) in
+    } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
+    CFunction.address(of: { (a0, a1, a2, a3, h) in
         enterInts(h!, a0, a1, a2, a3, 0)
-    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, a4, h) in
+    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
+    CFunction.address(of: { (a0, a1, a2, a3, a4, h) in
         enterInts(h!, a0, a1, a2, a3, a4)
-    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
 ]
 // End of integerHookEntries.
 
 /// Runs the hook over the integer registers stored in this frame; the word it returns goes to %rax.
 @inline(__always)
 private func enterInts(_ hook: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) -> UInt64 {
-    Unmanaged<MethodHook>.fromOpaque(hook)._withUnsafeGuaranteedRef { h in
+    ObjectWord<MethodHook>(hook).withObject { h in
         do throws(RuntimeError) {
             return try h.runWords(a0, a1, a2, a3, a4)
         } catch {
@@ -78,7 +78,7 @@ extension MethodHook {
         Runtime.discardStalePending()  // as `run`: a direct call starts clean
         sf_rcu_enter()
         defer { sf_rcu_exit() }
-        let (r, failure) = MethodHook.runWordCall(Unmanaged.passUnretained(self), a0, a1, a2, a3, a4)
+        let (r, failure) = MethodHook.runWordCall(ObjectWord(unretained: self), a0, a1, a2, a3, a4)
         if let failure { throw PendingError.unbox(failure) }
         return r
     }
@@ -97,18 +97,18 @@ private typealias RegisterEntry5 = @convention(c) (UInt64, UInt64, UInt64, UInt6
 /// Integer- and SSE-register entries by integer register count (2-5): every argument register
 /// is taken (unused ones carry whatever the caller left), the return goes out in %rax and %xmm0.
 nonisolated(unsafe) private let registerHookEntries: [UnsafeRawPointer] = [
-    unsafeBitCast({ (a0, a1, h, d0, d1, d2, d3, d4, d5, d6, d7) in
+    CFunction.address(of: { (a0, a1, h, d0, d1, d2, d3, d4, d5, d6, d7) in
         enterRegisters(h!, (a0, a1, 0, 0, 0), (d0, d1, d2, d3, d4, d5, d6, d7))
-    } as RegisterEntry2, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, h, d0, d1, d2, d3, d4, d5, d6, d7) in
+    } as RegisterEntry2),
+    CFunction.address(of: { (a0, a1, a2, h, d0, d1, d2, d3, d4, d5, d6, d7) in
         enterRegisters(h!, (a0, a1, a2, 0, 0), (d0, d1, d2, d3, d4, d5, d6, d7))
-    } as RegisterEntry3, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, h, d0, d1, d2, d3, d4, d5, d6, d7) in
+    } as RegisterEntry3),
+    CFunction.address(of: { (a0, a1, a2, a3, h, d0, d1, d2, d3, d4, d5, d6, d7) in
         enterRegisters(h!, (a0, a1, a2, a3, 0), (d0, d1, d2, d3, d4, d5, d6, d7))
-    } as RegisterEntry4, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, a4, h, d0, d1, d2, d3, d4, d5, d6, d7) in
+    } as RegisterEntry4),
+    CFunction.address(of: { (a0, a1, a2, a3, a4, h, d0, d1, d2, d3, d4, d5, d6, d7) in
         enterRegisters(h!, (a0, a1, a2, a3, a4), (d0, d1, d2, d3, d4, d5, d6, d7))
-    } as RegisterEntry5, to: UnsafeRawPointer.self),
+    } as RegisterEntry5),
 ]
 // End of registerHookEntries.
 
@@ -123,7 +123,7 @@ private func enterRegisters(_ hook: UnsafeRawPointer, _ i: (UInt64, UInt64, UInt
     return withUnsafeMutableBytes(of: &words) { w in
         let regs = w.baseAddress!.assumingMemoryBound(to: UInt64.self)
         let retWords = regs + 14
-        Unmanaged<MethodHook>.fromOpaque(hook)._withUnsafeGuaranteedRef { h in
+        ObjectWord<MethodHook>(hook).withObject { h in
             let layout = h.directLayout!  // set whenever a register entry is
             withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: Int(layout.pointee.nargs)) { args in
                 let ret = sf_tramp_regs_args(layout, regs, retWords, args.baseAddress)!

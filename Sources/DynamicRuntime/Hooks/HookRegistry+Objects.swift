@@ -198,13 +198,13 @@ enum ObjectHookList {
     /// The receiver's own chain for `selector`, if it has one, without retaining anything (in a
     /// read section: the list is freed only after a grace period).
     @inline(__always)
-    static func chainRef(of receiver: sf_id?, _ selector: sf_sel) -> Unmanaged<HookChain>? {
+    static func chainRef(of receiver: sf_id?, _ selector: sf_sel) -> ObjectWord<HookChain>? {
         guard let receiver, let side = sf_object_side_inline(receiver) else { return nil }
-        var node = Unmanaged<ObjectSideTable>.fromOpaque(side)._withUnsafeGuaranteedRef { $0.hooksRef }
+        var node = ObjectWord<ObjectSideTable>(side).withObject { $0.hooksRef }
         while let n = node {
-            let (found, next) = n._withUnsafeGuaranteedRef { c in
+            let (found, next) = n.withObject { c in
                 c.withUnsafeMutablePointerToHeader { h in
-                    (h.pointee.selector == selector, h.pointee.next.map { Unmanaged.passUnretained($0) })
+                    (h.pointee.selector == selector, h.pointee.next.map { ObjectWord(unretained: $0) })
                 }
             }
             if found { return n }

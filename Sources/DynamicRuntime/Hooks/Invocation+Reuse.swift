@@ -23,7 +23,7 @@ extension Invocation {
             bytes.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
             return word
         }
-        Unmanaged<InvocationStorage>.fromOpaque(word)._withUnsafeGuaranteedRef { s in
+        ObjectWord<InvocationStorage>(word).withObject { s in
             if !s.emptyByWords(keepingImplementation: true) { s.emptyForReuse() }
         }
         return word
@@ -31,7 +31,7 @@ extension Invocation {
 
     /// A record handed over by `emptiedRetainedWord()`.
     package static func fromRetainedWord(_ word: UnsafeMutableRawPointer) -> Invocation {
-        Invocation(storage: Unmanaged<InvocationStorage>.fromOpaque(word).takeRetainedValue())
+        Invocation(storage: ObjectWord<InvocationStorage>(word).take())
     }
 }
 

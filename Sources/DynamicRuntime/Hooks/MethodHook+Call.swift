@@ -30,10 +30,10 @@ extension MethodHook {
     /// Both were resolved under the lock (`resolveInherited`). All read as guaranteed
     /// references: the read section keeps them.
     @inline(never)
-    private func runHidden(_ chain: Unmanaged<HookChain>, _ ret: UnsafeMutableRawPointer,
+    private func runHidden(_ chain: ObjectWord<HookChain>, _ ret: UnsafeMutableRawPointer,
                            _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         let (target, outer, inner) = hiddenCall(chain, receiver: args[0]!.load(as: sf_id?.self))
-        try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(outer, inner: inner, ret, args) }
+        try target.withObject { (h) throws(RuntimeError) in try h.run(outer, inner: inner, ret, args) }
     }
 
     /// What a call of this hidden entry runs: the hook whose call reaches the original (the
@@ -41,27 +41,25 @@ extension MethodHook {
     /// class's method's IMP), its chain, and the receiver's own chain to merge after it (when
     /// the class's hook runs first). No method record is read per call.
     @inline(__always)
-    func hiddenCall(_ chain: Unmanaged<HookChain>, receiver: sf_id?)
-        -> (Unmanaged<MethodHook>, Unmanaged<HookChain>, Unmanaged<HookChain>?) {
+    func hiddenCall(_ chain: ObjectWord<HookChain>, receiver: sf_id?)
+        -> (ObjectWord<MethodHook>, ObjectWord<HookChain>, ObjectWord<HookChain>?) {
         let own = ObjectHookList.chainRef(of: receiver, selector.raw)
-        if let classHook = UnsafeRawPointer(bitPattern: classHookBits.load(ordering: .acquiring)).map(Unmanaged<MethodHook>.fromOpaque) {
+        if let classHook = classHook.load() {
             // The class hook's own call reaches the original.
-            return (classHook, classHook._withUnsafeGuaranteedRef { $0.chainRef }, own)
+            return (classHook, classHook.withObject { $0.chainRef }, own)
         }
-        return (Unmanaged.passUnretained(self), own ?? chain, nil)
+        return (ObjectWord(unretained: self), own ?? chain, nil)
     }
 
     /// For a hidden entry with no class hook to run first: the receiver's own chain's first
     /// instead body when that chain heads its list and is instead-only (the common case: one
     /// selector hooked), read from the side table in one load; nil sends the call the general way.
     @inline(__always)
-    func ownFirstInstead(receiver: UInt64) -> Unmanaged<InsteadBody>? {
-        guard classHookBits.load(ordering: .acquiring) == 0, let obj = sf_id(bitPattern: UInt(receiver)),
+    func ownFirstInstead(receiver: UInt64) -> ObjectWord<InsteadBody>? {
+        guard classHook.isNil, let obj = sf_id(bitPattern: UInt(receiver)),
               let side = sf_object_side_inline(obj) else { return nil }
-        let bits = Unmanaged<ObjectSideTable>.fromOpaque(side)._withUnsafeGuaranteedRef { $0.headInsteadBits.load(ordering: .acquiring) }
-        guard let p = UnsafeRawPointer(bitPattern: bits) else { return nil }
-        let box = Unmanaged<InsteadBody>.fromOpaque(p)
-        return box._withUnsafeGuaranteedRef { $0.selector } == selector.raw ? box : nil
+        guard let box = ObjectWord<ObjectSideTable>(side).withObject({ $0.headInstead.load() }) else { return nil }
+        return box.withObject { $0.selector } == selector.raw ? box : nil
     }
 
     /// Resolves what a hidden entry runs around (lock held): the visible class's method's hook,
@@ -76,7 +74,7 @@ extension MethodHook {
         guard isHidden else { return }
         let record = cls.lookupSuperclass?.findMethod(selector)
         if let classHook = record?.hook {
-            classHookBits.store(UInt(bitPattern: Unmanaged.passUnretained(classHook).toOpaque()), ordering: .releasing)
+            self.classHook.store(ObjectWord(unretained: classHook))
             return
         }
         if !inherited {
@@ -85,17 +83,17 @@ extension MethodHook {
             storeOriginal(record.imp)
         } else {
             wordOriginalBits.store(0, ordering: .releasing)
-            originalBodyBits.store(0, ordering: .releasing)
+            originalBody.store(nil)
             originalBits.store(0, ordering: .releasing)
         }
-        classHookBits.store(0, ordering: .releasing)
+        classHook.store(nil)
     }
 
     /// Runs `chain` merged with `inner` position by position: before hooks (class, then
     /// object), instead hooks (object, then class) or the original, after hooks (class, then
     /// object). Both are read in place (the read section keeps them): no retain per call.
     @inline(__always)
-    func run(_ chainRef: Unmanaged<HookChain>, inner innerRef: Unmanaged<HookChain>?, _ ret: UnsafeMutableRawPointer,
+    func run(_ chainRef: ObjectWord<HookChain>, inner innerRef: ObjectWord<HookChain>?, _ ret: UnsafeMutableRawPointer,
              _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws(RuntimeError) {
         clearReturn(ret)
         let outer = HookChain.shape(chainRef)
@@ -105,7 +103,7 @@ extension MethodHook {
                                                          outerInsteadCount: outer.instead, isWordCall: false))
         // The state is written by this code only: no stack protector.
         try _withUnprotectedUnsafeMutablePointer(to: &state) { (p) throws(RuntimeError) in
-            let ctx = HookContext(hook: Unmanaged.passUnretained(self), state: p)
+            let ctx = HookContext(hook: ObjectWord(unretained: self), state: p)
             do throws(RuntimeError) {
                 // The common chain is instead-hooks only: no before or after loop to set up, and
                 // the first instead hook is called as `proceed()` would call it.
@@ -183,13 +181,10 @@ extension MethodHook {
             // A Swift closure (or another hook's trampoline) runs its body on this very argument
             // vector: no trampoline or ffi_call that would only unpack it again. Which of the
             // two was decided when the original was published.
-            let body = originalBodyBits.load(ordering: .acquiring)
-            if body != 0 {
-                return try withGuaranteed(Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: body)!)) {
-                    (o) throws(RuntimeError) in try callBody(o, args, ret)
-                }
+            if let body = originalBody.load() {
+                return try body.withObject { (o) throws(RuntimeError) in try callBody(o, args, ret) }
             }
-            return try callDirect(unsafeBitCast(bits, to: sf_imp.self), args, ret)
+            return try callDirect(CFunction.at(bits: bits, as: sf_imp.self), args, ret)
         }
         guard let m = inherited else { return try callInheritedOriginal(args, ret) }
         let imp = sf_method_imp(m)!
@@ -212,8 +207,8 @@ extension MethodHook {
     @inline(__always)
     private func callBodyIfEntry(_ owner: UnsafeRawPointer, _ imp: sf_imp, _ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
                                  _ ret: UnsafeMutableRawPointer) throws(RuntimeError) -> Bool {
-        try withGuaranteed(Unmanaged<ClosureIMP>.fromOpaque(owner)) { (o) throws(RuntimeError) in
-            guard unsafeBitCast(o.entry, to: UnsafeRawPointer.self) == unsafeBitCast(imp, to: UnsafeRawPointer.self) else {
+        try ObjectWord<ClosureIMP>(owner).withObject { (o) throws(RuntimeError) in
+            guard CFunction.address(of: o.entry) == CFunction.address(of: imp) else {
                 return false
             }
             try callBody(o, args, ret)
@@ -242,14 +237,14 @@ extension MethodHook {
             // ignores registers past its own).
             typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
             let n = wideArguments
-            let v = unsafeBitCast(imp, to: Words.self)(
+            let v = CFunction.cast(imp, to: Words.self)(
                 args[0].unsafelyUnwrapped.load(as: UInt64.self), args[1].unsafelyUnwrapped.load(as: UInt64.self),
                 n > 2 ? args[2].unsafelyUnwrapped.load(as: UInt64.self) : 0,
                 n > 3 ? args[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
                 n > 4 ? args[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
             if wideReturn { ret.storeBytes(of: v, as: UInt64.self) }
         } else if let layout = directLayout {
-            let fn = unsafeBitCast(imp, to: UnsafeRawPointer.self)
+            let fn = CFunction.address(of: imp)
             if layout.pointee.int_only != 0 {
                 sf_tramp_call_ints(layout, fn, ret, args)
             } else {

@@ -13,8 +13,8 @@ import CDynamicRuntime
 /// A free function: a static method would load the class's metadata on every call.
 @usableFromInline
 func hookSendWords(_ bits: UInt, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64) throws(RuntimeError) -> UInt64? {
-    let hook = Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped)
-    guard hook._withUnsafeGuaranteedRef({ $0.takesWords }) else { return nil }
+    let hook = ObjectWord<MethodHook>(nonZeroBits: bits)
+    guard hook.withObject({ $0.takesWords }) else { return nil }
     let (r, failure) = MethodHook.runWordCall(hook, o, s, a, b, c)
     if let failure { throw hookSendFailure(failure) }
     return r
@@ -50,7 +50,7 @@ enum HookWordCall {
     /// The block is written by this code and read at fixed offsets (no stack protector), and
     /// its argument vector is left unwritten until asked for.
     @inline(__always)
-    static func with(_ chainRef: Unmanaged<HookChain>, inner: Unmanaged<HookChain>?, instead: Int, next: Int,
+    static func with(_ chainRef: ObjectWord<HookChain>, inner: ObjectWord<HookChain>?, instead: Int, next: Int,
                      _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64, _ c: UInt64,
                      _ body: (UnsafeMutablePointer<HookCallState>) -> Void) -> UInt64 {
         _withUnprotectedUnsafeTemporaryAllocation(byteCount: size, alignment: 16) { block in
@@ -80,33 +80,32 @@ extension MethodHook {
     /// its chain, as `proceed()` would call it. A hidden entry's chain (the receiver's own)
     /// takes the same path when it is instead-only.
     @inline(__always)
-    static func runWordCall(_ hook: Unmanaged<MethodHook>, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64,
+    static func runWordCall(_ hook: ObjectWord<MethodHook>, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64,
                             _ c: UInt64) -> (UInt64, UnsafeMutableRawPointer?) {
-        let (box, hidden) = hook._withUnsafeGuaranteedRef { ($0.firstInsteadBits.load(ordering: .acquiring), $0.isHidden) }
-        guard _fastPath(box != 0 && !hidden) else {
+        let (box, hidden) = hook.withObject { ($0.firstInstead.load(), $0.isHidden) }
+        guard _fastPath(box != nil && !hidden), let first = box else {
             // A hidden entry whose receiver's own chain is instead-only, with no class hook.
-            if hidden, let own = hook._withUnsafeGuaranteedRef({ $0.ownFirstInstead(receiver: o) }) {
-                let (chainRef, instead) = own._withUnsafeGuaranteedRef { ($0.chainRef, $0.insteadCount) }
+            if hidden, let own = hook.withObject({ $0.ownFirstInstead(receiver: o) }) {
+                let (chainRef, instead) = own.withObject { ($0.chainRef, $0.insteadCount) }
                 return runFirstInstead(hook, own, chainRef, instead, o, s, a, b, c)
             }
             return runWordCallSlowly(hook, o, s, a, b, c)
         }
         // An instead-only chain, read through its first body's box.
-        let first = Unmanaged<InsteadBody>.fromOpaque(UnsafeRawPointer(bitPattern: box).unsafelyUnwrapped)
-        let (chainRef, instead) = first._withUnsafeGuaranteedRef { ($0.chainRef, $0.insteadCount) }
+        let (chainRef, instead) = first.withObject { ($0.chainRef, $0.insteadCount) }
         return runFirstInstead(hook, first, chainRef, instead, o, s, a, b, c)
     }
 
     /// A word call of a hidden entry, or of a chain that is not instead-only (out of line: the
     /// common call keeps fewer registers).
     @inline(never)
-    static func runWordCallSlowly(_ hook: Unmanaged<MethodHook>, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64,
+    static func runWordCallSlowly(_ hook: ObjectWord<MethodHook>, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64,
                                   _ c: UInt64) -> (UInt64, UnsafeMutableRawPointer?) {
         var target = hook
-        var chain = hook._withUnsafeGuaranteedRef { $0.chainRef }
-        var inner: Unmanaged<HookChain>? = nil
-        if hook._withUnsafeGuaranteedRef({ $0.isHidden }) {
-            (target, chain, inner) = hook._withUnsafeGuaranteedRef {
+        var chain = hook.withObject { $0.chainRef }
+        var inner: ObjectWord<HookChain>? = nil
+        if hook.withObject({ $0.isHidden }) {
+            (target, chain, inner) = hook.withObject {
                 $0.hiddenCall(chain, receiver: sf_id(bitPattern: UInt(o)))
             }
         }
@@ -119,7 +118,7 @@ extension MethodHook {
 
     /// Runs an instead-only chain over the words: its first hook, called as `proceed()` would.
     @inline(__always)
-    static func runFirstInstead(_ target: Unmanaged<MethodHook>, _ first: Unmanaged<InsteadBody>, _ chainRef: Unmanaged<HookChain>,
+    static func runFirstInstead(_ target: ObjectWord<MethodHook>, _ first: ObjectWord<InsteadBody>, _ chainRef: ObjectWord<HookChain>,
                                 _ instead: Int, _ o: UInt64, _ s: UInt64, _ a: UInt64, _ b: UInt64,
                                 _ c: UInt64) -> (UInt64, UnsafeMutableRawPointer?) {
         // The body's error leaves the block boxed (allocated only then) in a plain word.
@@ -133,8 +132,8 @@ extension MethodHook {
     /// A word call of any other chain (before or after hooks, a one-shot hook, merged chains):
     /// the general loop over an argument vector into the words.
     @inline(never)
-    static func runWordCallGenerally(_ target: Unmanaged<MethodHook>, _ chainRef: Unmanaged<HookChain>,
-                                     _ inner: Unmanaged<HookChain>?, _ o: UInt64, _ s: UInt64, _ a: UInt64,
+    static func runWordCallGenerally(_ target: ObjectWord<MethodHook>, _ chainRef: ObjectWord<HookChain>,
+                                     _ inner: ObjectWord<HookChain>?, _ o: UInt64, _ s: UInt64, _ a: UInt64,
                                      _ b: UInt64, _ c: UInt64) -> (UInt64, UnsafeMutableRawPointer?) {
         var failure: UnsafeMutableRawPointer? = nil
         // The general loop counts its chains itself (`run`): this state only holds the block.
@@ -142,9 +141,9 @@ extension MethodHook {
             let args = HookWordCall.argumentVector(state)
             let ret = state.pointee.returnStorage
             do throws(RuntimeError) {
-                try withGuaranteed(target) { (h) throws(RuntimeError) in try h.run(chainRef, inner: inner, ret, args) }
+                try target.withObject { (h) throws(RuntimeError) in try h.run(chainRef, inner: inner, ret, args) }
             } catch {
-                failure = Unmanaged.passRetained(PendingError(error)).toOpaque()
+                failure = ObjectWord(retaining: PendingError(error)).pointer
             }
         }
         return (r, failure)

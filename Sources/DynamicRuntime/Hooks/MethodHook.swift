@@ -12,17 +12,17 @@ final class MethodHook: @unchecked Sendable {
     // What the call path reads on every call, inline so that it is one load from the hook (the
     // typed send reaches the hook from its method entry, `sf_method.hook_bits`):
     /// The current immutable chain, retained; replaced whole (lock held), the old one retired.
-    private let chainBits = Atomic<UInt>(0)
+    private let chainWord = PublishedObject<HookChain>()
     /// The current chain's first-instead box (`InsteadBody`, which names its chain), or 0 when
     /// the chain is not instead-only: a word call reads the box and the chain from it, one
     /// dependent load fewer than through the chain's header.
-    let firstInsteadBits = Atomic<UInt>(0)
+    let firstInstead = AtomicObjectWord<InsteadBody>()
     /// The original IMP (0 while inherited: looked up in the superclass on each call).
     let originalBits = Atomic<UInt>(0)
     /// The Swift closure whose own entry `originalBits` is, or 0 (decided when the original is
     /// published, not per call): its body runs on the caller's argument vector. Unretained: the
     /// published box keeps it until a grace period after it is replaced.
-    let originalBodyBits = Atomic<UInt>(0)
+    let originalBody = AtomicObjectWord<ClosureIMP>()
     /// `originalBits` again when the original can be called as a plain C function of five
     /// whole words (wide arguments, no object return, not a closure that can throw), else 0:
     /// what `proceed()` calls from a word call.
@@ -65,7 +65,7 @@ final class MethodHook: @unchecked Sendable {
     /// For a hidden class's entry: the hook of the visible class's method for the selector
     /// (unretained `MethodHook` bits, 0 when that method is not hooked). Resolved under the lock
     /// with the original (`originalBits`) whenever caches are flushed or the method changes.
-    let classHookBits = Atomic<UInt>(0)
+    let classHook = AtomicObjectWord<MethodHook>()
 
     init(cls: RuntimeClass, selector: Selector, signature: Signature, inherited: Bool, original: IMP) throws(RuntimeError) {
         self.cls = cls
@@ -83,9 +83,9 @@ final class MethodHook: @unchecked Sendable {
         wideArguments = wide ? Int(directLayout!.pointee.nargs) : 0
         wideReturn = wide && directLayout!.pointee.ret_kind != UInt8(SF_RET_VOID)
         if case .integerRegisters = entry { takesWords = true } else { takesWords = false }
-        chainBits.store(UInt(bitPattern: Unmanaged.passRetained(HookChain.empty()).toOpaque()), ordering: .releasing)
+        _ = chainWord.exchange(HookChain.empty())
         if !inherited { storeOriginal(original) }
-        let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        let me = UnsafeRawPointer(ObjectWord(unretained: self).pointer)
         // The register entries take this hook as their context; every other caller (the spill
         // entry, a hook above this one, a replayed invocation) runs the body. Typed sends reach
         // the hook from its method record (`sendWords`), not through the trampoline.
@@ -94,27 +94,20 @@ final class MethodHook: @unchecked Sendable {
         })
     }
 
-    deinit {
-        let chain = chainBits.exchange(0, ordering: .acquiring)
-        if chain != 0 { Unmanaged<HookChain>.fromOpaque(UnsafeRawPointer(bitPattern: chain)!).release() }
-    }
-
     /// Publishes the call path's words for `imp`, the closure first: a reader that sees one word
     /// new and the other old calls the old or the new original, either of which is safe.
     func storeOriginal(_ imp: IMP) {
         let body = imp.owner.flatMap { o in
-            unsafeBitCast(o.entry, to: UInt.self) == unsafeBitCast(imp.pointer, to: UInt.self) ? o : nil
+            CFunction.bits(of: o.entry) == CFunction.bits(of: imp.pointer) ? o : nil
         }
-        originalBodyBits.store(body.map { UInt(bitPattern: Unmanaged.passUnretained($0).toOpaque()) } ?? 0, ordering: .releasing)
-        originalBits.store(unsafeBitCast(imp.pointer, to: UInt.self), ordering: .releasing)
+        originalBody.store(body.map { ObjectWord(unretained: $0) })
+        originalBits.store(CFunction.bits(of: imp.pointer), ordering: .releasing)
         let plain = wideArguments != 0 && !returnsObject && (body == nil || body!.entersAsPlainFunction)
-        wordOriginalBits.store(plain ? unsafeBitCast(imp.pointer, to: UInt.self) : 0, ordering: .releasing)
+        wordOriginalBits.store(plain ? CFunction.bits(of: imp.pointer) : 0, ordering: .releasing)
     }
 
     /// The current chain, unretained (in a read section, or lock held).
-    var chainRef: Unmanaged<HookChain> {
-        Unmanaged.fromOpaque(UnsafeRawPointer(bitPattern: chainBits.load(ordering: .acquiring)).unsafelyUnwrapped)
-    }
+    var chainRef: ObjectWord<HookChain> { chainWord.loadNonNil() }
 
     /// The wrapped IMP, nil while inherited (lock held).
     var original: IMP? { originalBox.imp }
@@ -128,7 +121,7 @@ final class MethodHook: @unchecked Sendable {
         return previous
     }
 
-    var chain: HookChain { chainRef.takeUnretainedValue() }
+    var chain: HookChain { chainRef.object }
 
     func contains(_ id: UInt64) -> Bool { chain.contains(id) }
 
@@ -139,10 +132,8 @@ final class MethodHook: @unchecked Sendable {
     /// Publishes a new chain; the old one is freed after a grace period (lock held).
     func publish(_ new: HookChain) {
         Runtime.state.lock.assertHeld()
-        let old = chainBits.exchange(UInt(bitPattern: Unmanaged.passRetained(new).toOpaque()), ordering: .acquiringAndReleasing)
-        let first = new.withUnsafeMutablePointerToHeader { $0.pointee.firstInstead }
-        firstInsteadBits.store(first.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .releasing)
-        Runtime.state.retire(releasing: UnsafeMutableRawPointer(bitPattern: old)!)
+        chainWord.publish(new)
+        firstInstead.store(new.withUnsafeMutablePointerToHeader { $0.pointee.firstInstead })
     }
 
     /// The box holding the original IMP now, retained; nil while inherited.
@@ -154,7 +145,7 @@ final class MethodHook: @unchecked Sendable {
 
     /// Whether `box` is the published original's box (see `PublishedIMP.isPublished`).
     @inline(__always)
-    func isCurrentOriginal(_ box: Unmanaged<IMPBox>) -> Bool { originalBox.isPublished(box) }
+    func isCurrentOriginal(_ box: ObjectWord<IMPBox>) -> Bool { originalBox.isPublished(box) }
 
     /// The original IMP now (an inherited one is looked up in the superclass).
     func currentOriginal() -> IMP {

@@ -8,7 +8,7 @@ public final class AssociationKey: Hashable, Sendable, CustomStringConvertible {
     /// Makes a new, unique key.
     public init(_ label: String = "") { self.label = label }
     /// The key as the C API sees it.
-    public var rawKey: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+    public var rawKey: UnsafeRawPointer { UnsafeRawPointer(ObjectWord(unretained: self).pointer) }
     /// Whether the two are the same (identity, not contents).
     public static func == (a: AssociationKey, b: AssociationKey) -> Bool { a === b }
     /// Hashes what `==` compares.

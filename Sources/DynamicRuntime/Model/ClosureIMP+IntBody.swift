@@ -59,12 +59,12 @@ struct DirectIntBody {
 
     /// The box's one stored property, the closure at its own type: its two words are a
     /// `struct sf_swift_closure` (function, context), which the non-throwing thunks call.
-    var closureWords: UnsafeMutableRawPointer { _getUnsafePointerToStoredProperties(box) }
+    var closureWords: UnsafeMutablePointer<sf_swift_closure> { ClosureWords.of(box) }
 
     /// The closure's function when it has no context (it captures nothing), else nil: such a
     /// closure's slot drops the selector and jumps to the function itself (`SF_TRAMP_DROP<n>`).
     var contextFreeFunction: UnsafeMutableRawPointer? {
-        let words = closureWords.assumingMemoryBound(to: sf_swift_closure.self).pointee
+        let words = closureWords.pointee
         return words.context == nil ? UnsafeMutableRawPointer(mutating: words.function) : nil
     }
 }
@@ -78,18 +78,18 @@ extension ClosureIMP {
         let me = ObjectRef(word: o)
         let r: Int
         switch arity {
-        case 0: r = try Unmanaged<IntMethodBody0>.fromOpaque(direct)._withUnsafeGuaranteedRef { try $0.body(me) }
-        case 1: r = try Unmanaged<IntMethodBody1>.fromOpaque(direct)._withUnsafeGuaranteedRef { try $0.body(me, Int(bitPattern: UInt(w.0))) }
+        case 0: r = try ObjectWord<IntMethodBody0>(direct).withObject { try $0.body(me) }
+        case 1: r = try ObjectWord<IntMethodBody1>(direct).withObject { try $0.body(me, Int(bitPattern: UInt(w.0))) }
         case 2:
-            r = try Unmanaged<IntMethodBody2>.fromOpaque(direct)._withUnsafeGuaranteedRef {
+            r = try ObjectWord<IntMethodBody2>(direct).withObject {
                 try $0.body(me, Int(bitPattern: UInt(w.0)), Int(bitPattern: UInt(w.1)))
             }
         case 3:
-            r = try Unmanaged<IntMethodBody3>.fromOpaque(direct)._withUnsafeGuaranteedRef {
+            r = try ObjectWord<IntMethodBody3>(direct).withObject {
                 try $0.body(me, Int(bitPattern: UInt(w.0)), Int(bitPattern: UInt(w.1)), Int(bitPattern: UInt(w.2)))
             }
         default:
-            r = try Unmanaged<IntMethodBody4>.fromOpaque(direct)._withUnsafeGuaranteedRef {
+            r = try ObjectWord<IntMethodBody4>(direct).withObject {
                 try $0.body(me, Int(bitPattern: UInt(w.0)), Int(bitPattern: UInt(w.1)), Int(bitPattern: UInt(w.2)),
                             Int(bitPattern: UInt(w.3)))
             }
@@ -127,15 +127,11 @@ private let intBodyFailureInstalled: Void = sf_tramp_set_int_failure(intBodyFail
 
 /// The thunks of throwing `Int` bodies by argument count (0-3), in `tramp_int.c`.
 nonisolated(unsafe) private let intThunks: [UnsafeRawPointer] = [
-    unsafeBitCast(sf_tramp_int_throwing0 as @convention(c) (sf_id?, sf_sel?, UnsafePointer<sf_swift_closure>?) -> Int,
-                  to: UnsafeRawPointer.self),
-    unsafeBitCast(sf_tramp_int_throwing1 as @convention(c) (sf_id?, sf_sel?, Int, UnsafePointer<sf_swift_closure>?) -> Int,
-                  to: UnsafeRawPointer.self),
-    unsafeBitCast(sf_tramp_int_throwing2 as @convention(c) (sf_id?, sf_sel?, Int, Int, UnsafePointer<sf_swift_closure>?) -> Int,
-                  to: UnsafeRawPointer.self),
-    unsafeBitCast(sf_tramp_int_throwing3
-                  as @convention(c) (sf_id?, sf_sel?, Int, Int, Int, UnsafePointer<sf_swift_closure>?) -> Int,
-                  to: UnsafeRawPointer.self),
+    CFunction.address(of: sf_tramp_int_throwing0 as @convention(c) (sf_id?, sf_sel?, UnsafePointer<sf_swift_closure>?) -> Int),
+    CFunction.address(of: sf_tramp_int_throwing1 as @convention(c) (sf_id?, sf_sel?, Int, UnsafePointer<sf_swift_closure>?) -> Int),
+    CFunction.address(of: sf_tramp_int_throwing2 as @convention(c) (sf_id?, sf_sel?, Int, Int, UnsafePointer<sf_swift_closure>?) -> Int),
+    CFunction.address(of: sf_tramp_int_throwing3
+                      as @convention(c) (sf_id?, sf_sel?, Int, Int, Int, UnsafePointer<sf_swift_closure>?) -> Int),
 ]
 
 /// The thunk for a throwing `Int` body of `arity` arguments (0-3); its slot's context is the
@@ -147,10 +143,10 @@ func intThunk(arity: Int) -> UnsafeRawPointer {
 
 /// The thunks for non-throwing `Int` bodies (0-3 arguments), in `tramp_x86_64.S`.
 nonisolated(unsafe) private let nonThrowingIntThunks: [UnsafeRawPointer] = [
-    unsafeBitCast(sf_tramp_int_nothrow0 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
-    unsafeBitCast(sf_tramp_int_nothrow1 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
-    unsafeBitCast(sf_tramp_int_nothrow2 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
-    unsafeBitCast(sf_tramp_int_nothrow3 as @convention(c) () -> Void, to: UnsafeRawPointer.self),
+    CFunction.address(of: sf_tramp_int_nothrow0 as @convention(c) () -> Void),
+    CFunction.address(of: sf_tramp_int_nothrow1 as @convention(c) () -> Void),
+    CFunction.address(of: sf_tramp_int_nothrow2 as @convention(c) () -> Void),
+    CFunction.address(of: sf_tramp_int_nothrow3 as @convention(c) () -> Void),
 ]
 
 /// The thunk for a non-throwing `Int` body of `arity` arguments (0-3).
@@ -182,12 +178,10 @@ enum IntBodyLayout {
         guard let code = sf_tramp_alloc_kind(3, UnsafeMutableRawPointer(words(nonThrowing)), nonThrowingIntThunk(arity: 2))
         else { return true }
         defer { sf_tramp_free(code) }
-        let entry = unsafeBitCast(code, to: (@convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, Int) -> Int).self)
+        let entry = CFunction.at(code, as: (@convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, Int) -> Int).self)
         return withExtendedLifetime(nonThrowing) { entry(nil, nil, 5, 7) == 5 &* 17 &- 7 &+ k }
     }
 
     /// The box's first stored property, read as the thunks read it.
-    private static func words(_ box: IntMethodBody2) -> UnsafeMutablePointer<sf_swift_closure> {
-        _getUnsafePointerToStoredProperties(box).assumingMemoryBound(to: sf_swift_closure.self)
-    }
+    private static func words(_ box: IntMethodBody2) -> UnsafeMutablePointer<sf_swift_closure> { ClosureWords.of(box) }
 }

@@ -39,7 +39,7 @@ extension ClosureIMP {
 @inline(__always)
 private func callWordBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64,
                           _ a4: UInt64) -> UInt64 {
-    Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { box in
+    ObjectWord<ClosureIMP>(owner).withObject { box in
         do {
             return try box.wordBody(a0, a1, a2, a3, a4, 0)
         } catch {
@@ -60,46 +60,46 @@ func raiseWordFailure(_ error: any Error, _ className: String?, _ sel: UInt64) {
 /// double and float returns; the slot puts this object in the next integer register.
 nonisolated(unsafe) private let wordThunks: [[UnsafeRawPointer]] = [
     [
-        unsafeBitCast({ (a0, a1, c) in
+        CFunction.address(of: { (a0, a1, c) in
             callWordBody(c!, a0, a1, 0, 0, 0)
-        } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, c) in
+        } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
+        CFunction.address(of: { (a0, a1, a2, c) in
             callWordBody(c!, a0, a1, a2, 0, 0)
-        } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, c) in
+        } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
+        CFunction.address(of: { (a0, a1, a2, a3, c) in
             callWordBody(c!, a0, a1, a2, a3, 0)
-        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
+        CFunction.address(of: { (a0, a1, a2, a3, a4, c) in
             callWordBody(c!, a0, a1, a2, a3, a4)
-        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
     ],
     [
-        unsafeBitCast({ (a0, a1, c) in
+        CFunction.address(of: { (a0, a1, c) in
             Double(bitPattern: callWordBody(c!, a0, a1, 0, 0, 0))
-        } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> Double, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, c) in
+        } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> Double),
+        CFunction.address(of: { (a0, a1, a2, c) in
             Double(bitPattern: callWordBody(c!, a0, a1, a2, 0, 0))
-        } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Double, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, c) in
+        } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Double),
+        CFunction.address(of: { (a0, a1, a2, a3, c) in
             Double(bitPattern: callWordBody(c!, a0, a1, a2, a3, 0))
-        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Double, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Double),
+        CFunction.address(of: { (a0, a1, a2, a3, a4, c) in
             Double(bitPattern: callWordBody(c!, a0, a1, a2, a3, a4))
-        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Double, to: UnsafeRawPointer.self),
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Double),
     ],
     [
-        unsafeBitCast({ (a0, a1, c) in
+        CFunction.address(of: { (a0, a1, c) in
             Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, 0, 0, 0)))
-        } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> Float, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, c) in
+        } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> Float),
+        CFunction.address(of: { (a0, a1, a2, c) in
             Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, 0, 0)))
-        } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Float, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, c) in
+        } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Float),
+        CFunction.address(of: { (a0, a1, a2, a3, c) in
             Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, a3, 0)))
-        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Float, to: UnsafeRawPointer.self),
-        unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Float),
+        CFunction.address(of: { (a0, a1, a2, a3, a4, c) in
             Float(bitPattern: UInt32(truncatingIfNeeded: callWordBody(c!, a0, a1, a2, a3, a4)))
-        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Float, to: UnsafeRawPointer.self),
+        } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> Float),
     ],
 ]
 // End of wordThunks.

@@ -64,7 +64,7 @@ final class ClosureIMP: @unchecked Sendable {
         self.hasWordBody = trampolines && (wordBody != nil || direct != nil)
         self.wordBody = hasWordBody && wordBody != nil ? wordBody! : { _, _, _, _, _, _ in 0 }
         self.directBox = direct?.box
-        self.direct = direct.map { UnsafeRawPointer(Unmanaged.passUnretained($0.box).toOpaque()) }
+        self.direct = direct.map { UnsafeRawPointer(ObjectWord(unretained: $0.box).pointer) }
         // A throwing `Int` body's C thunk finds the owner's name through its closure words.
         self.listsIntOwner = owner != nil && trampolines && signature.storage.layout != nil && registerEntry == nil
             && direct.map { !$0.nonThrowing && $0.arity < 4 } == true
@@ -104,7 +104,7 @@ final class ClosureIMP: @unchecked Sendable {
                 let context = UnsafeMutablePointer<sf_tramp_context>.allocate(capacity: 1)
                 context.initialize(to: sf_tramp_context(handler: trampolineEntry, owner: nil, layout: layout))
                 self.context = context
-                code = sf_tramp_alloc(context, unsafeBitCast(sf_tramp_entry as @convention(c) () -> Void, to: UnsafeRawPointer.self))
+                code = sf_tramp_alloc(context, CFunction.address(of: sf_tramp_entry as @convention(c) () -> Void))
             }
             guard let code else {
                 context?.deallocate()
@@ -113,8 +113,8 @@ final class ClosureIMP: @unchecked Sendable {
             }
             self.closure = nil
             self.isTrampoline = true
-            self.entry = unsafeBitCast(code, to: sf_imp.self)
-            let me = Unmanaged.passUnretained(self).toOpaque()
+            self.entry = CFunction.at(code, as: sf_imp.self)
+            let me = ObjectWord(unretained: self).pointer
             if let context {
                 context.pointee.owner = me
             } else if registerEntry == nil, direct == nil || direct!.arity >= 4 {
@@ -130,9 +130,9 @@ final class ClosureIMP: @unchecked Sendable {
         self.closure = closure
         self.context = nil
         self.isTrampoline = false
-        self.entry = unsafeBitCast(code, to: sf_imp.self)
+        self.entry = CFunction.at(code, as: sf_imp.self)
         let status = sf_ffi_prep_closure(closure, &signature.storage.raw.pointee.cif, closureEntry,
-                                         Unmanaged.passUnretained(self).toOpaque(), code)
+                                         ObjectWord(unretained: self).pointer, code)
         guard status == FFI_OK else {
             sf_ffi_closure_free(closure)
             throw .implementationFailed(.init(reason: "libffi could not prepare a closure (status \(status.rawValue))"))
@@ -141,13 +141,13 @@ final class ClosureIMP: @unchecked Sendable {
     }
 
     deinit {
-        if listsIntOwner, let directBox { IntBodyOwners.remove(_getUnsafePointerToStoredProperties(directBox)) }
+        if listsIntOwner, let directBox { IntBodyOwners.remove(ClosureWords.of(directBox)) }
         if let closure {
             sf_ffi_closure_free(closure)
         } else {
             // The slot is reused only after a grace period; the context goes with this object,
             // which nothing can call any more (its owners let go after their own grace period).
-            sf_tramp_free(unsafeBitCast(entry, to: UnsafeMutableRawPointer.self))
+            sf_tramp_free(UnsafeMutableRawPointer(mutating: CFunction.address(of: entry)))
             context?.deallocate()
         }
         sf_counter_closures_add(-1)
@@ -179,7 +179,7 @@ private let closureEntry: @convention(c) (
     UnsafeMutablePointer<UnsafeMutableRawPointer?>?, UnsafeMutableRawPointer?
 ) -> Void = { _, ret, args, userData in
     // The method table keeps the box alive for as long as the IMP is reachable.
-    Unmanaged<ClosureIMP>.fromOpaque(userData!)._withUnsafeGuaranteedRef { $0.run(ret!, args!) }
+    ObjectWord<ClosureIMP>(userData!).withObject { $0.run(ret!, args!) }
 }
 
 /// What `sf_tramp_entry` calls: the argument vector points into the spilled registers and the
@@ -189,7 +189,7 @@ private let trampolineEntry: sf_tramp_handler = { context, frame in
     let layout = context.pointee.layout!
     withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: Int(layout.pointee.nargs)) { args in
         let ret = sf_tramp_frame_args(frame, layout, args.baseAddress)!
-        Unmanaged<ClosureIMP>.fromOpaque(context.pointee.owner!)._withUnsafeGuaranteedRef { $0.run(ret, args.baseAddress!) }
+        ObjectWord<ClosureIMP>(context.pointee.owner!).withObject { $0.run(ret, args.baseAddress!) }
         sf_tramp_frame_return(frame, layout)
     }
 }
@@ -198,18 +198,18 @@ private let trampolineEntry: sf_tramp_handler = { context, frame in
 /// The register-class thunks: (integer argument registers…, this object) for signatures whose
 /// arguments are all integer scalars in registers, by count of registers (2-5).
 nonisolated(unsafe) private let registerThunks: [UnsafeRawPointer] = [
-    unsafeBitCast({ (a0, a1, c) in
+    CFunction.address(of: { (a0, a1, c) in
         callBody(c!, a0, a1, 0, 0, 0)
-    } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, c) in
+    } as @convention(c) (UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
+    CFunction.address(of: { (a0, a1, a2, c) in
         callBody(c!, a0, a1, a2, 0, 0)
-    } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, c) in
+    } as @convention(c) (UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
+    CFunction.address(of: { (a0, a1, a2, a3, c) in
         callBody(c!, a0, a1, a2, a3, 0)
-    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
-    unsafeBitCast({ (a0, a1, a2, a3, a4, c) in
+    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
+    CFunction.address(of: { (a0, a1, a2, a3, a4, c) in
         callBody(c!, a0, a1, a2, a3, a4)
-    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64, to: UnsafeRawPointer.self),
+    } as @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64, UnsafeRawPointer?) -> UInt64),
 ]
 // End of registerThunks.
 
@@ -217,6 +217,6 @@ nonisolated(unsafe) private let registerThunks: [UnsafeRawPointer] = [
 @inline(__always)
 private func callBody(_ owner: UnsafeRawPointer, _ a0: UInt64, _ a1: UInt64, _ a2: UInt64, _ a3: UInt64, _ a4: UInt64) -> UInt64 {
     withIntegerRegisterFrame(a0, a1, a2, a3, a4) { ret, args in
-        Unmanaged<ClosureIMP>.fromOpaque(owner)._withUnsafeGuaranteedRef { $0.run(ret, args) }
+        ObjectWord<ClosureIMP>(owner).withObject { $0.run(ret, args) }
     }
 }

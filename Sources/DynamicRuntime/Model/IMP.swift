@@ -18,7 +18,7 @@ public struct IMP: Hashable, @unchecked Sendable, CustomStringConvertible {
     /// Wraps a C function given as a raw address (e.g. from `dlsym`).
     public init?(address: UnsafeRawPointer?) {
         guard let address else { return nil }
-        self.init(unsafeBitCast(address, to: sf_imp.self))
+        self.init(CFunction.at(address, as: sf_imp.self))
     }
 
     init(pointer: sf_imp, owner: ClosureIMP?) {
@@ -27,7 +27,7 @@ public struct IMP: Hashable, @unchecked Sendable, CustomStringConvertible {
     }
 
     /// The entry point as a raw address.
-    public var address: UnsafeRawPointer { unsafeBitCast(pointer, to: UnsafeRawPointer.self) }
+    public var address: UnsafeRawPointer { CFunction.address(of: pointer) }
 
     /// Whether this IMP runs a Swift closure (a trampoline or libffi closure made by the runtime).
     public var isClosure: Bool { owner != nil }

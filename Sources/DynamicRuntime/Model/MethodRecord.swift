@@ -30,21 +30,21 @@ final class MethodRecord: @unchecked Sendable {
     private let version = Atomic<UInt>(0)
 
     /// `hook` without a retain (in a read section).
-    var hookRef: Unmanaged<MethodHook>? {
+    var hookRef: ObjectWord<MethodHook>? {
         let bits = hookWord
-        return bits == 0 ? nil : Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
+        return bits == 0 ? nil : ObjectWord<MethodHook>(nonZeroBits: bits)
     }
 
     /// The hook whose trampoline is installed here, if any (lock held, or in a read section).
     var hook: MethodHook? {
         get {
             let bits = hookWord
-            return bits == 0 ? nil : Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+            return bits == 0 ? nil : ObjectWord<MethodHook>(nonZeroBits: bits).object
         }
         set {
-            let bits = newValue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+            let bits = newValue.map { ObjectWord(retaining: $0).bits } ?? 0
             let old = sf_method_exchange_hook_bits(raw, bits)
-            if old != 0 { Unmanaged<MethodHook>.fromOpaque(UnsafeRawPointer(bitPattern: old)!).release() }
+            if old != 0 { ObjectWord<MethodHook>(nonZeroBits: old).release() }
         }
     }
 
@@ -52,8 +52,8 @@ final class MethodRecord: @unchecked Sendable {
         raw = sf_method_alloc()
         sf_method_init(raw, selector.raw, imp.pointer, signature.raw, nil)
         self.owningClass = cls
-        if let owner = imp.owner { _ = sf_method_exchange_owner_bits(raw, UInt(bitPattern: Unmanaged.passRetained(owner).toOpaque())) }
-        sf_method_set_owner(raw, Unmanaged.passUnretained(self).toOpaque())
+        if let owner = imp.owner { _ = sf_method_exchange_owner_bits(raw, ObjectWord(retaining: owner).bits) }
+        sf_method_set_owner(raw, ObjectWord(unretained: self).pointer)
     }
 
     var selector: Selector { Selector(raw: sf_method_sel(raw)) }
@@ -61,7 +61,7 @@ final class MethodRecord: @unchecked Sendable {
 
     /// The record behind a C method handle (valid while its class is not disposed).
     static func from(_ raw: sf_method_t) -> MethodRecord? {
-        sf_method_owner(raw).map { Unmanaged<MethodRecord>.fromOpaque($0).takeUnretainedValue() }
+        sf_method_owner(raw).map { ObjectWord<MethodRecord>($0).object }
     }
 
     deinit {
@@ -71,7 +71,7 @@ final class MethodRecord: @unchecked Sendable {
     }
 
     private static func release(_ bits: UInt) {
-        if bits != 0 { Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).release() }
+        ObjectWord<ClosureIMP>(bits: bits)?.release()
     }
 
     /// Lets go of the IMP's owner once the entry has left its table (after a grace period):
@@ -94,7 +94,7 @@ final class MethodRecord: @unchecked Sendable {
             atomicMemoryFence(ordering: .acquiring)
             guard version.load(ordering: .relaxed) == v else { continue }
             // A replaced owner is released only after the grace period: still alive here.
-            let owner = bits == 0 ? nil : Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
+            let owner = bits == 0 ? nil : ObjectWord<ClosureIMP>(nonZeroBits: bits).object
             return IMP(pointer: pointer, owner: owner)
         }
     }
@@ -106,7 +106,7 @@ final class MethodRecord: @unchecked Sendable {
     /// (lock held).
     func exchange(with new: IMP) -> IMP {
         Runtime.state.lock.assertHeld()
-        let newBits = new.owner.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+        let newBits = new.owner.map { ObjectWord(retaining: $0).bits } ?? 0
         // No owner while the IMP changes: a send that runs the owner's body directly and a
         // caller of the IMP never disagree on which is current, so no reader of both sees an
         // older body after a newer one. (Without an owner, a send calls the IMP.)
@@ -115,9 +115,10 @@ final class MethodRecord: @unchecked Sendable {
         let oldPointer = sf_method_swap_imp(raw, new.pointer)!
         _ = sf_method_exchange_owner_bits(raw, newBits)
         endWrite(v)
-        let oldOwner = oldBits == 0 ? nil : Unmanaged<ClosureIMP>.fromOpaque(UnsafeRawPointer(bitPattern: oldBits)!).takeUnretainedValue()
+        let old = ObjectWord<ClosureIMP>(bits: oldBits)
+        let oldOwner = old?.object
         // A reader without the lock may still be copying the old owner.
-        if let retired = UnsafeMutableRawPointer(bitPattern: oldBits) { Runtime.state.retire(releasing: retired) }
+        if let old { Runtime.state.retire(releasing: old) }
         // Per-object entries below publish this IMP as their original.
         owningClass.resolveHiddenHooks()
         return IMP(pointer: oldPointer, owner: oldOwner)

@@ -109,7 +109,7 @@ enum ObjectLifecycle {
         // The object's reference to its table goes last; a table first made during deallocation
         // (only lookups and removals get that far) takes its associations with it.
         if let left = sf_object_take_side(obj) {
-            let last = Unmanaged<ObjectSideTable>.fromOpaque(left).takeRetainedValue()
+            let last = ObjectWord<ObjectSideTable>(left).take()
             if last !== table { last.releaseAssociations() }
         }
         withExtendedLifetime(table) {}

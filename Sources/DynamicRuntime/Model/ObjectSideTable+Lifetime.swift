@@ -18,14 +18,14 @@ extension ObjectSideTable {
         if sf_object_side(obj) == nil && !create { return nil }
         sf_rcu_enter()
         // Retained inside the section: the object's reference may be released once it ends.
-        let held = sf_object_side(obj).map { Unmanaged<ObjectSideTable>.fromOpaque($0).retain() }
+        let held = sf_object_side(obj).map { ObjectWord<ObjectSideTable>($0).retain() }
         sf_rcu_exit()
-        if let held { return held.takeRetainedValue() }
+        if let held { return held.take() }
         guard create else { return nil }
         let fresh = ObjectSideTable()
-        let candidate = Unmanaged.passRetained(fresh).toOpaque()
+        let candidate = ObjectWord(retaining: fresh).pointer
         if sf_object_install_side(obj, candidate) == candidate { return fresh }
-        Unmanaged<ObjectSideTable>.fromOpaque(candidate).release()
+        ObjectWord<ObjectSideTable>(candidate).release()
         return of(obj, create: true)
     }
 
@@ -56,7 +56,8 @@ extension ObjectSideTable {
         // its own at the end of dealloc.
         guard sf_object_flags(obj) & UInt32(SF_OBJ_IMMORTAL | SF_OBJ_DEALLOCATING) == 0,
               let side = sf_object_side(obj) else { return }
-        let table = Unmanaged<ObjectSideTable>.fromOpaque(side).takeUnretainedValue()
+        let word = ObjectWord<ObjectSideTable>(side)
+        let table = word.object
         guard table.hookedObject == nil, !table.hasHooks else { return }
         let unused = table.withLock { () -> Bool in
             guard table.holdsNothing, !table.detached else { return false }
@@ -64,7 +65,7 @@ extension ObjectSideTable {
             return true
         }
         // Only deallocation clears the pointer otherwise, and it releases its reference itself.
-        if unused, sf_object_detach_side(obj, side) { Runtime.state.retire(releasing: side) }
+        if unused, sf_object_detach_side(obj, side) { Runtime.state.retire(releasing: word) }
     }
 }
 

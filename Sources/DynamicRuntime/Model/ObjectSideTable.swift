@@ -33,47 +33,32 @@ final class ObjectSideTable: @unchecked Sendable {
     private static let nextToken = Atomic<UInt64>(1)
     /// The object's own hooks: the head of its list of chains, one per selector, retained (0:
     /// none). Written with the runtime lock held; read by sends without it, in a read section.
-    private let hookBits = Atomic<UInt>(0)
+    private let hookList = PublishedObject<HookChain>()
     /// The first-instead box (`InsteadBody`, unretained: its chain keeps it) of the list's head
     /// chain when that chain is instead-only, else 0: a hidden entry's call finds the
     /// receiver's own hook of the selector most recently changed in one load from here.
-    let headInsteadBits = Atomic<UInt>(0)
+    let headInstead = AtomicObjectWord<InsteadBody>()
     /// The object while it has hooks of its own (runtime lock held): cleared when the last
     /// goes and at deallocation, so a token never reaches a dead object.
     var hookedObject: sf_id?
 
     /// The head of the object's hook list (in a read section, or with the runtime lock held).
-    var hooks: HookChain? {
-        let bits = hookBits.load(ordering: .acquiring)
-        return bits == 0 ? nil : Unmanaged<HookChain>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!).takeUnretainedValue()
-    }
+    var hooks: HookChain? { hookList.object }
 
     /// `hooks` without a retain (in a read section).
-    var hooksRef: Unmanaged<HookChain>? {
-        let bits = hookBits.load(ordering: .acquiring)
-        return bits == 0 ? nil : Unmanaged<HookChain>.fromOpaque(UnsafeRawPointer(bitPattern: bits)!)
-    }
+    var hooksRef: ObjectWord<HookChain>? { hookList.load() }
 
     /// Whether the object has hooks of its own in this table.
-    var hasHooks: Bool { hookBits.load(ordering: .acquiring) != 0 }
+    var hasHooks: Bool { !hookList.isNil }
 
     /// Publishes a new list; the old one is freed after a grace period (runtime lock held).
     func publishHooks(_ head: HookChain?) {
-        let bits = head.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
-        let old = hookBits.exchange(bits, ordering: .acquiringAndReleasing)
-        let first = head?.withUnsafeMutablePointerToHeader { $0.pointee.firstInstead }
-        headInsteadBits.store(first.map { UInt(bitPattern: $0.toOpaque()) } ?? 0, ordering: .releasing)
-        if let old = UnsafeMutableRawPointer(bitPattern: old) { Runtime.state.retire(releasing: old) }
-    }
-
-    deinit {
-        if let bits = UnsafeMutableRawPointer(bitPattern: hookBits.load(ordering: .acquiring)) {
-            Unmanaged<HookChain>.fromOpaque(bits).release()
-        }
+        hookList.publish(head)
+        headInstead.store(head?.withUnsafeMutablePointerToHeader { $0.pointee.firstInstead })
     }
 
     func withLock<R>(_ body: () throws -> R) rethrows -> R {
-        let me = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
+        let me = UnsafeRawPointer(ObjectWord(unretained: self).pointer)
         sf_side_lock(me)
         defer { sf_side_unlock(me) }
         return try body()

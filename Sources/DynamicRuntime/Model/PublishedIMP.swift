@@ -11,48 +11,33 @@ final class IMPBox {
 /// `IMPBox`, swapped atomically. A replaced box goes to the retired list, so a reader inside a
 /// read section can still copy it; `deinit` drops the last one.
 struct PublishedIMP: ~Copyable {
-    private let box: Atomic<UnsafeMutableRawPointer?>
+    private let box: PublishedObject<IMPBox>
 
-    init(_ imp: IMP?) {
-        box = Atomic(imp.map { Unmanaged.passRetained(IMPBox($0)).toOpaque() })
-    }
-
-    deinit {
-        if let old = box.exchange(nil, ordering: .acquiring) { Unmanaged<IMPBox>.fromOpaque(old).release() }
-    }
+    init(_ imp: IMP?) { box = PublishedObject(imp.map(IMPBox.init)) }
 
     /// The IMP with its owner (lock held, or in a read section); nil if none is published.
-    var imp: IMP? {
-        box.load(ordering: .acquiring).map { Unmanaged<IMPBox>.fromOpaque($0).takeUnretainedValue().imp }
-    }
+    var imp: IMP? { box.load()?.withObject { $0.imp } }
 
     /// The published box, retained, with its IMP (in a read section); nil if none is published.
-    var retainedBox: IMPBox? {
-        box.load(ordering: .acquiring).map { Unmanaged<IMPBox>.fromOpaque($0).takeUnretainedValue() }
-    }
+    var retainedBox: IMPBox? { box.object }
 
     /// Whether `held` (a box the caller keeps alive) is the one published now: no read section,
     /// the published pointer is only compared. A kept box cannot be freed and its address reused.
-    func isPublished(_ held: Unmanaged<IMPBox>) -> Bool {
-        box.load(ordering: .acquiring) == held.toOpaque()
-    }
+    func isPublished(_ held: ObjectWord<IMPBox>) -> Bool { box.load() == held }
 
     /// Publishes `new` (lock held). `unpublish` then stops the C side handing out the old
     /// pointer; only after that is the old box retired. Returns the previous IMP.
     @discardableResult
     func exchange(_ new: IMP, unpublish: () -> Void) -> IMP? {
-        let old = box.exchange(Unmanaged.passRetained(IMPBox(new)).toOpaque(), ordering: .acquiringAndReleasing)
+        let old = box.exchange(IMPBox(new))
         unpublish()
         guard let old else { return nil }
-        let previous = Unmanaged<IMPBox>.fromOpaque(old).takeUnretainedValue().imp
+        let previous = old.withObject { $0.imp }
         Runtime.state.retire(releasing: old)
         return previous
     }
 
     /// Publishes `new` and releases the old box at once: only when no reader can hold it any
     /// more (after a grace period).
-    func replaceUnreachable(with new: IMP) {
-        let old = box.exchange(Unmanaged.passRetained(IMPBox(new)).toOpaque(), ordering: .acquiringAndReleasing)
-        if let old { Unmanaged<IMPBox>.fromOpaque(old).release() }
-    }
+    func replaceUnreachable(with new: IMP) { box.exchange(IMPBox(new))?.release() }
 }

@@ -22,7 +22,7 @@ enum RootDealloc {
         guard let obj else { return }
         RootDealloc.run(obj)
     }
-    static var imp: sf_imp { unsafeBitCast(function, to: sf_imp.self) }
+    static var imp: sf_imp { CFunction.cast(function, to: sf_imp.self) }
 
     /// The record a lookup of `dealloc` finds when no class in the chain has its own. Its class
     /// is the runtime's own, hidden root class, which never has instances. Made before the first
@@ -41,7 +41,7 @@ enum RootDealloc {
         sf_rcu_enter()
         let found = sf_lookup_method(sf_object_isa(obj), selector.raw).flatMap { sf_method_imp($0) }
         sf_rcu_exit()
-        guard let found, unsafeBitCast(found, to: UnsafeRawPointer.self) != unsafeBitCast(imp, to: UnsafeRawPointer.self) else {
+        guard let found, CFunction.address(of: found) != CFunction.address(of: imp) else {
             ObjectLifecycle.destruct(obj)
             return
         }
@@ -51,7 +51,7 @@ enum RootDealloc {
         let previous = sf_dealloc_current()
         sf_dealloc_set_current(UnsafeMutableRawPointer(obj))
         sf_rcu_enter()
-        unsafeBitCast(found, to: (@convention(c) (sf_id?, sf_sel?) -> Void).self)(obj, selector.raw)
+        CFunction.cast(found, to: (@convention(c) (sf_id?, sf_sel?) -> Void).self)(obj, selector.raw)
         sf_rcu_exit()
         let reachedRoot = sf_dealloc_current() == nil
         sf_dealloc_set_current(previous)

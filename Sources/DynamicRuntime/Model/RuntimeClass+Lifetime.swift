@@ -54,7 +54,7 @@ extension RuntimeClass {
         // The class object's associations go with it, as an instance's go at dealloc. (Runs
         // from collectGarbage, outside the lock: a release may deallocate and re-enter.)
         if let side = sf_object_side(sf_class_as_object(raw)) {
-            Unmanaged<ObjectSideTable>.fromOpaque(side).takeRetainedValue().releaseAssociations()
+            ObjectWord<ObjectSideTable>(side).take().releaseAssociations()
         }
         // A hook still installed here holds its record and the record its hook: break the
         // cycle so the trampoline is freed with the class.

@@ -151,13 +151,13 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
             let size = superclass?.instanceSize ?? sf_object_header_size()
             let root = superclass?.rootClass.metaclass ?? meta
             sf_class_init(raw, meta.raw, superclass?.raw, key.cStringCopy(), size,
-                          hidden ? UInt32(SF_CLASS_HIDDEN) : 0, Unmanaged.passUnretained(self).toOpaque())
+                          hidden ? UInt32(SF_CLASS_HIDDEN) : 0, ObjectWord(unretained: self).pointer)
             meta._instanceClass = self
             // A root metaclass inherits from its root class, as in Objective-C.
             let metaSuper = superclass?.metaclass ?? self
             sf_class_init(meta.raw, root.raw, metaSuper.raw, key.cStringCopy(), sf_class_struct_size(),
                           UInt32(SF_CLASS_META) | (hidden ? UInt32(SF_CLASS_HIDDEN) : 0),
-                          Unmanaged.passUnretained(meta).toOpaque())
+                          ObjectWord(unretained: meta).pointer)
             meta.setSuperclassLinkage(metaSuper)
             superclass?.subclasses.append(self)
             metaSuper.subclasses.append(meta)
@@ -192,7 +192,7 @@ public final class RuntimeClass: Hashable, @unchecked Sendable, CustomStringConv
 
     /// The Swift class for a C class made by this runtime.
     static func from(_ raw: sf_class_t) -> RuntimeClass {
-        Unmanaged<RuntimeClass>.fromOpaque(sf_class_swift(raw)).takeUnretainedValue()
+        ObjectWord<RuntimeClass>(sf_class_swift(raw)).object
     }
 
     /// Makes the class usable: instances can be created and its layout is fixed. Hooks waiting

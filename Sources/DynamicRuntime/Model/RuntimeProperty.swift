@@ -51,7 +51,7 @@ public final class RuntimeProperty: Hashable, @unchecked Sendable, CustomStringC
     }
 
     /// The C handle.
-    public var raw: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+    public var raw: OpaquePointer { OpaquePointer(ObjectWord(unretained: self).pointer) }
 
     /// The property behind a C handle, or nil when `raw` is not one (never dereferenced unless
     /// it is).

@@ -25,7 +25,7 @@ public final class RuntimeProtocol: Hashable, @unchecked Sendable, CustomStringC
     /// The protocol's name, unique among protocols.
     public let name: String
     /// The C handle (`sf_protocol_t`), valid for the life of the process.
-    public var raw: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+    public var raw: OpaquePointer { OpaquePointer(ObjectWord(unretained: self).pointer) }
 
     struct Key: Hashable {
         let selector: Selector
@@ -78,7 +78,7 @@ public final class RuntimeProtocol: Hashable, @unchecked Sendable, CustomStringC
     public static func validated(_ raw: UnsafeRawPointer?) -> RuntimeProtocol? {
         guard let raw else { return nil }
         return Runtime.state.lock.withLock {
-            ProtocolTable.handles.contains(raw) ? Unmanaged<RuntimeProtocol>.fromOpaque(raw).takeUnretainedValue() : nil
+            ProtocolTable.handles.contains(raw) ? ObjectWord<RuntimeProtocol>(raw).object : nil
         }
     }
 

@@ -19,7 +19,7 @@ public struct Signature: Hashable, Sendable, CustomStringConvertible {
     }
 
     init(raw: UnsafePointer<sf_signature>) {
-        storage = Unmanaged<SignatureStorage>.fromOpaque(raw.pointee.swift).takeUnretainedValue()
+        storage = ObjectWord<SignatureStorage>(raw.pointee.swift).object
     }
 
     /// The canonical encoding (no offsets or qualifiers).

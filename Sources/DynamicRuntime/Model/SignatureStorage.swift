@@ -97,7 +97,7 @@ final class SignatureStorage: @unchecked Sendable {
             throw .malformedEncoding(.init(actual: written, offset: 0, reason: "libffi cannot prepare a call with these types (status \(status.rawValue))"))
         }
         layout = sf_tramp_layout_create(&raw.pointee.cif)
-        raw.pointee.swift = Unmanaged.passUnretained(self).toOpaque()
+        raw.pointee.swift = ObjectWord(unretained: self).pointer
     }
 
     /// The largest argument passed by value (docs/reliability.md, "Limits"): libffi copies

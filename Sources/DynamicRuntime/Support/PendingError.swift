@@ -6,10 +6,10 @@ final class PendingError {
     let error: RuntimeError
     init(_ error: RuntimeError) { self.error = error }
 
-    /// The error in a box made with `Unmanaged.passRetained` (the box is released).
+    /// The error in a box made with `ObjectWord(retaining:)` (the box is released).
     @inline(never)
     static func unbox(_ box: UnsafeMutableRawPointer) -> RuntimeError {
-        Unmanaged<PendingError>.fromOpaque(box).takeRetainedValue().error
+        ObjectWord<PendingError>(box).take().error
     }
 }
 
@@ -17,7 +17,7 @@ extension Runtime {
     /// Records `error` for the nearest runtime send on this thread; the first one wins.
     static func raise(_ error: RuntimeError) {
         guard sf_get_pending_error() == nil else { return }
-        sf_set_pending_error(Unmanaged.passRetained(PendingError(error)).toOpaque())
+        sf_set_pending_error(ObjectWord(retaining: PendingError(error)).pointer)
     }
 
     /// Drops an error that no send collected: one raised by a closure IMP that C called
@@ -30,14 +30,14 @@ extension Runtime {
 
     @usableFromInline
     static func dropPending() {
-        if let p = sf_take_pending_error() { Unmanaged<PendingError>.fromOpaque(p).release() }
+        if let p = sf_take_pending_error() { ObjectWord<PendingError>(p).release() }
     }
 
     /// Throws the error an IMP raised during the last call, if any.
     @usableFromInline
     static func rethrowPending() throws(RuntimeError) {
         if let p = sf_take_pending_error() {
-            throw Unmanaged<PendingError>.fromOpaque(p).takeRetainedValue().error
+            throw ObjectWord<PendingError>(p).take().error
         }
     }
 

@@ -19,16 +19,16 @@ final class RuntimeState: @unchecked Sendable {
 
     /// Releases a +1 reference once no reader can reach it: call with `lock` held, after
     /// unpublishing it. (One entry on the retired list, no allocation of Swift's own.)
-    func retire(releasing object: UnsafeMutableRawPointer) {
+    func retire<T>(releasing object: ObjectWord<T>) {
         lock.assertHeld()
-        sf_retire(object, releaseRetired)
+        sf_retire(object.pointer, releaseRetired)
     }
 
     /// Runs `free` once no reader can reach what it frees: call with `lock` held, after
     /// unpublishing. It runs outside the lock, so it may release anything.
     func retire(_ free: @escaping () -> Void) {
         lock.assertHeld()
-        sf_retire(Unmanaged.passRetained(RetiredAction(free)).toOpaque(), runRetired)
+        sf_retire(ObjectWord(retaining: RetiredAction(free)).pointer, runRetired)
     }
 
     /// Frees what no reader can reach any more. Call without `lock` held. Costs the items freed
@@ -51,11 +51,11 @@ private final class RetiredAction {
 }
 
 private let releaseRetired: sf_retire_fn = { item in
-    Unmanaged<AnyObject>.fromOpaque(item!).release()
+    ObjectWord<AnyObject>(item!).release()
 }
 
 private let runRetired: sf_retire_fn = { item in
-    Unmanaged<RetiredAction>.fromOpaque(item!).takeRetainedValue().run()
+    ObjectWord<RetiredAction>(item!).take().run()
 }
 
 /// The slow path the C fast path calls on a cache miss. `+initialize` is sent here: an

@@ -80,7 +80,7 @@ final class CaptureByWordsTests: HookBehaviourTestCase {
             // As a throttle's spare: emptied through its word before the next capture.
             if let r = record.take() { record = Invocation.fromRetainedWord(r.emptiedRetainedWord()) }
             ctx.capture(intoSpare: &record)
-            boxes.append(record!.storage.h.pointee.implementationBox?.toOpaque())
+            boxes.append(record!.storage.h.pointee.implementationBox?.pointer)
         }
         // The first call makes the record; the second refills it as a spare, reading the box.
         _ = try receiver.send("combine:with:", 1, 1) as Int
