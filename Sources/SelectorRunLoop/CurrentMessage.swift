@@ -13,7 +13,7 @@ enum CurrentMessage {
     // Keyed by the loop's address as an integer: a pointer key is not Sendable.
     private static let slots = Locked<[UInt: (slot: Slot, count: Int)]>([:])
 
-    private static func key(_ cf: CFRunLoop) -> UInt { UInt(bitPattern: Unmanaged.passUnretained(cf).toOpaque()) }
+    private static func key(_ cf: CFRunLoop) -> UInt { ObjectWord(unretained: cf).bits }
 
     /// The slot of `cf`, kept until as many `unwatch` calls as `watch` calls.
     static func watch(_ cf: CFRunLoop) -> Slot {

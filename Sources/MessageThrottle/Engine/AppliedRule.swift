@@ -136,9 +136,9 @@ final class AppliedRule: @unchecked Sendable {
         // The closure holds the state unretained (a trivial capture): captured strongly, the
         // specialized `receive` would retain and release it per call, and the state's retains
         // are slow ones (it has a side table).
-        let me = Unmanaged.passUnretained(self)
+        let me = ObjectWord(unretained: self)
         var (verdict, displaced) = limiter.receiveKept(at: now, making: {
-            var record = me._withUnsafeGuaranteedRef { $0.spare.take() }
+            var record = me.withObject { $0.spare.take() }
             ctx.capture(intoSpare: &record)
             return record.take()!
         }, refills: true, refilling: { held in ctx.refill(&held) })

@@ -14,7 +14,7 @@ enum PerformingCall {
         let object: UnsafeMutableRawPointer?
         let selector: Selector
         /// The performing rule, unretained: it is alive while it performs.
-        let performer: Unmanaged<AppliedRule>
+        let performer: ObjectWord<AppliedRule>
         let previous: UnsafeMutableRawPointer?
     }
 
@@ -32,7 +32,7 @@ enum PerformingCall {
         while let p = m {
             let marker = p.assumingMemoryBound(to: Marker.self).pointee
             if marker.selector == selector, marker.object == object.raw.map(UnsafeMutableRawPointer.init),
-               decides(marker.performer.takeUnretainedValue(), for: rule) {
+               decides(marker.performer.object, for: rule) {
                 return true
             }
             m = marker.previous
@@ -45,7 +45,7 @@ enum PerformingCall {
     static func with<T, E: Error>(_ object: ObjectRef, _ selector: Selector, by performer: AppliedRule,
                                   _ body: () throws(E) -> T) throws(E) -> T {
         var marker = Marker(object: object.raw.map(UnsafeMutableRawPointer.init), selector: selector,
-                            performer: Unmanaged.passUnretained(performer), previous: sf_throttle_performing_top())
+                            performer: ObjectWord(unretained: performer), previous: sf_throttle_performing_top())
         // Linked from a thread-local and read only by this thread's own code: no stack protector.
         return try _withUnprotectedUnsafeMutablePointer(to: &marker) { (p) throws(E) in
             sf_throttle_set_performing_top(p)

@@ -218,7 +218,7 @@ public final class Limiter<Payload>: @unchecked Sendable {
     @inline(__always)
     var now: ThrottleInstant {
         switch reading {
-        case .manual(let manual): manual._withUnsafeGuaranteedRef { $0.now }
+        case .manual(let manual): manual.withObject { $0.now }
         case .monotonic: MonotonicClock().now
         case .other: clock.now
         }

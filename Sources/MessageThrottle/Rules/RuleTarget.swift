@@ -19,7 +19,7 @@ public enum RuleTarget: CustomStringConvertible, @unchecked Sendable {
             let weak = WeakReference(holding: ref)
             // nil has no identity: the weak reference's own address stands in (it matches no
             // object), and applying the rule throws `targetDeallocated` instead of crashing.
-            let identity = ref.raw.map(UnsafeMutableRawPointer.init) ?? Unmanaged.passUnretained(weak).toOpaque()
+            let identity = ref.raw.map(UnsafeMutableRawPointer.init) ?? ObjectWord(unretained: weak).pointer
             self = .instance(weak, identity: identity, className: receiver.runtimeClass?.name ?? "nil")
         }
     }

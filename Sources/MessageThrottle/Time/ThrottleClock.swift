@@ -30,13 +30,13 @@ public struct MonotonicClock: ThrottleClock {
 /// protocol.
 enum ClockAccess {
     /// Unretained: the limiter holds the clock.
-    case manual(Unmanaged<ManualClock>)
+    case manual(ObjectWord<ManualClock>)
     case monotonic
     case other
 
     init(_ clock: any ThrottleClock) {
         if let manual = clock as? ManualClock {
-            self = .manual(Unmanaged.passUnretained(manual))
+            self = .manual(ObjectWord(unretained: manual))
         } else if clock is MonotonicClock {
             self = .monotonic
         } else {
