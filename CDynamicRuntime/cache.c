@@ -5,8 +5,8 @@
 
 // The empty cache's one bucket must be part of the object itself: a probe reads buckets[0]
 // and loops until it sees NULL, and nothing guarantees what the linker places after a
-// separate array (it was `retired_head`, so lookups in a fresh class spun forever once a cache
-// had been retired). Initialising the flexible array member (a GNU C extension that clang
+// separate array (a neighbouring global such as `retired_head` would be read as a bucket, and
+// a lookup in a fresh class would spin forever once a cache had been retired). Initialising the flexible array member (a GNU C extension that clang
 // and GCC support for static objects) reserves the bucket inside sf_empty_cache.
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wgnu-flexible-array-initializer"

@@ -26,9 +26,9 @@ final class ForwardingKnownBugTests: XCTestCase {
         XCTAssertEqual(Runtime.liveObjectCount, before, "forwarded send")
     }
 
-    /// Regression (fixed, MessageSend.forwardMiss / Forwarding spill buffer): a dynamic send,
-    /// which states no return type, could not receive a forwarded struct bigger than the 16
-    /// bytes of storage it starts with (it was refused with signatureMismatch).
+    /// A dynamic send, which states no return type, receives a forwarded struct bigger than
+    /// the 16 bytes of storage it starts with (MessageSend.forwardMiss, the forwarding spill
+    /// buffer), rather than a signatureMismatch.
     func testDynamicSendForwardedToALargeStructReturnGetsTheValue() throws {
         let target = try makeClass("FwdBugBigStruct")
         try target.addMethod("frame") { (_: ObjectRef) in FwdRect(origin: Point(x: 1, y: 2), size: FwdSize(width: 3, height: 4)) }

@@ -1,6 +1,6 @@
 // A reader parked inside a send keeps everything retired after it entered,
-// but a writer's cost per retired item must stay constant (it was quadratic: every collection
-// rebuilt the whole waiting list, 1,600 hook/unhook cycles held 588 MiB).
+// but a writer's cost per retired item must stay constant: a collection that walked the whole
+// waiting list would make it quadratic in the cycles run while the reader is parked.
 import TestSupport
 import CDynamicRuntime
 import Foundation
@@ -54,7 +54,7 @@ final class RetirementConcurrencyTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(kept, cycles, "each cycle retires at least its hook chain")
         XCTAssertLessThanOrEqual(kept, cycles * 8)
         // Each collection looks at the first waiting item and stops: a constant per cycle,
-        // however long the list (the old collector walked all of it every time).
+        // however long the list.
         XCTAssertLessThanOrEqual(visited, UInt64(cycles * 4))
         XCTAssertLessThan(grown, 64 << 20, "memory held while parked stays linear and small")
 
