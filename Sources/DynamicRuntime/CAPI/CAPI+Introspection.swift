@@ -3,14 +3,6 @@ import Glibc
 
 // class_copyMethodList and friends: one malloc'd array per call, freed with sf_free.
 
-private func copyList<T>(_ items: [T], _ count: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<T>? {
-    count?.pointee = UInt32(items.count)
-    guard !items.isEmpty, let p = malloc(MemoryLayout<T>.stride * items.count) else { return nil }
-    let list = p.bindMemory(to: T.self, capacity: items.count)
-    list.initialize(from: items, count: items.count)
-    return list
-}
-
 /// The C function `sf_class_copyMethodList` of SelectorForwarding.h.
 @_cdecl("sf_class_copyMethodList")
 @_spi(CAPI) public func sf_class_copyMethodList_impl(_ cls: sf_class_t?, _ count: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<sf_method_t?>? {
@@ -20,7 +12,7 @@ private func copyList<T>(_ items: [T], _ count: UnsafeMutablePointer<UInt32>?) -
         let methods: [sf_method_t?] = Runtime.state.lock.withLock {
             c.methods.values.sorted { $0.selector.name < $1.selector.name }.map { $0.raw }
         }
-        return copyList(methods, count)
+        return CList.copy(methods, count: count)
     }
 }
 
@@ -33,20 +25,10 @@ private func copyList<T>(_ items: [T], _ count: UnsafeMutablePointer<UInt32>?) -
         let ivars = Runtime.state.lock.withLock { c.ivarList }
         count?.pointee = UInt32(ivars.count)
         guard !ivars.isEmpty else { return nil }
-        // One allocation: the descriptions, then their strings.
-        let head = MemoryLayout<sf_ivar_description>.stride * ivars.count
-        let strings = ivars.map { Array($0.name.utf8CString) + Array($0.type.encoding.utf8CString) }
-        guard let p = malloc(head + strings.reduce(0) { $0 + $1.count }) else {
+        guard let list = CList.withStrings(ivars.map { [$0.name, $0.type.encoding] }, { i, s in
+            sf_ivar_description(name: s[0], types: s[1], offset: ivars[i].offset, size: ivars[i].size)
+        }) else {
             throw .invalidArgument(.init(className: c.name, reason: "out of memory"))
-        }
-        let list = p.bindMemory(to: sf_ivar_description.self, capacity: ivars.count)
-        var text = (p + head).assumingMemoryBound(to: CChar.self)
-        for (i, ivar) in ivars.enumerated() {
-            let name = text
-            for ch in ivar.name.utf8CString { text.pointee = ch; text += 1 }
-            let types = text
-            for ch in ivar.type.encoding.utf8CString { text.pointee = ch; text += 1 }
-            (list + i).initialize(to: sf_ivar_description(name: name, types: types, offset: ivar.offset, size: ivar.size))
         }
         return list
     }
@@ -56,5 +38,5 @@ private func copyList<T>(_ items: [T], _ count: UnsafeMutablePointer<UInt32>?) -
 @_cdecl("sf_copyClassList")
 @_spi(CAPI) public func sf_copyClassList_impl(_ count: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<sf_class_t?>? {
     succeed()
-    return copyList(RuntimeClass.allClasses.filter { !$0.isHidden }.map { Optional($0.raw) }, count)
+    return CList.copy(RuntimeClass.allClasses.filter { !$0.isHidden }.map { Optional($0.raw) }, count: count)
 }

@@ -9,24 +9,18 @@ import Glibc
 final class CIvarHandles {
     private var byName: [String: UnsafeMutablePointer<sf_ivar_description>] = [:]
 
-    func handle(for ivar: Ivar) -> UnsafeMutablePointer<sf_ivar_description> {
+    /// nil only when out of memory.
+    func handle(for ivar: Ivar) -> UnsafeMutablePointer<sf_ivar_description>? {
         if let p = byName[ivar.name] { return p }
-        let name = Array(ivar.name.utf8CString)
-        let types = Array(ivar.type.encoding.utf8CString)
-        let head = MemoryLayout<sf_ivar_description>.stride
-        let raw = UnsafeMutableRawPointer.allocate(byteCount: head + name.count + types.count,
-                                                   alignment: MemoryLayout<sf_ivar_description>.alignment)
-        let text = (raw + head).assumingMemoryBound(to: CChar.self)
-        text.initialize(from: name, count: name.count)
-        (text + name.count).initialize(from: types, count: types.count)
-        let p = raw.bindMemory(to: sf_ivar_description.self, capacity: 1)
-        p.initialize(to: sf_ivar_description(name: text, types: text + name.count, offset: ivar.offset, size: ivar.size))
+        let p = CList.withStrings([[ivar.name, ivar.type.encoding]]) { _, s in
+            sf_ivar_description(name: s[0], types: s[1], offset: ivar.offset, size: ivar.size)
+        }
         byName[ivar.name] = p
         return p
     }
 
     deinit {
-        for p in byName.values { UnsafeMutableRawPointer(p).deallocate() }
+        for p in byName.values { free(p) }
     }
 }
 
@@ -40,7 +34,7 @@ extension RuntimeClass {
                 if let ivar = k.ivarList.first(where: { $0.name == name }) {
                     let handles = k.cIvarHandles ?? CIvarHandles()
                     k.cIvarHandles = handles
-                    return OpaquePointer(handles.handle(for: ivar))
+                    return handles.handle(for: ivar).map(OpaquePointer.init)
                 }
                 c = k.superclass
             }

@@ -68,12 +68,7 @@ private func declare(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?, replacin
 @_spi(CAPI) public func sf_class_copyPropertyList_impl(_ cls: sf_class_t?, _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
     outCount?.pointee = 0
     guard let cls else { return nil }
-    let items = RuntimeClass.from(cls).properties.map { Optional($0.raw) }
-    outCount?.pointee = UInt32(items.count)
-    guard !items.isEmpty, let p = malloc(MemoryLayout<OpaquePointer?>.stride * items.count) else { return nil }
-    let list = p.bindMemory(to: OpaquePointer?.self, capacity: items.count)
-    list.initialize(from: items, count: items.count)
-    return list
+    return CList.copy(RuntimeClass.from(cls).properties.map { Optional($0.raw) }, count: outCount)
 }
 
 /// The C function `sf_property_getName` of SelectorForwarding.h (exported from the shared library).
@@ -105,22 +100,11 @@ private func declare(_ cls: sf_class_t?, _ name: UnsafePointer<CChar>?, replacin
     return capi(nil) { () throws(RuntimeError) in
         let attributes = try propertyArg(p).attributes
         outCount?.pointee = UInt32(attributes.count)
-        // One allocation: the entries, then their strings.
-        let head = MemoryLayout<sf_property_attribute_t>.stride * attributes.count
-        let textSize = attributes.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 }
-        guard let block = malloc(head + textSize) else {
+        guard !attributes.isEmpty else { return nil }
+        guard let list = CList.withStrings(attributes.map { [$0.name, $0.value] }, { _, s in
+            sf_property_attribute_t(name: s[0], value: s[1])
+        }) else {
             throw .invalidArgument(.init(reason: "out of memory"))
-        }
-        let list = block.bindMemory(to: sf_property_attribute_t.self, capacity: attributes.count)
-        var text = (block + head).assumingMemoryBound(to: CChar.self)
-        func put(_ s: String) -> UnsafePointer<CChar> {
-            let start = text
-            for ch in s.utf8CString { text.pointee = ch; text += 1 }
-            return UnsafePointer(start)
-        }
-        for (i, a) in attributes.enumerated() {
-            let name = put(a.name)
-            (list + i).initialize(to: sf_property_attribute_t(name: name, value: put(a.value)))
         }
         return list
     }

@@ -8,15 +8,6 @@ private func protocolArg(_ p: OpaquePointer?, _ what: String = "protocol") -> Re
     return .success(proto)
 }
 
-/// A malloc'ed copy of `items` for a C caller to free (NULL when empty).
-private func cList<T>(_ items: [T], _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<T>? {
-    outCount?.pointee = UInt32(items.count)
-    guard !items.isEmpty else { return nil }
-    let p = malloc(MemoryLayout<T>.stride * items.count)!.bindMemory(to: T.self, capacity: items.count)
-    p.initialize(from: items, count: items.count)
-    return p
-}
-
 /// The C function `sf_allocateProtocol` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_allocateProtocol")
 @_spi(CAPI) public func sf_allocateProtocol_impl(_ name: UnsafePointer<CChar>?) -> OpaquePointer? {
@@ -91,19 +82,19 @@ private func cList<T>(_ items: [T], _ outCount: UnsafeMutablePointer<UInt32>?) -
 @_cdecl("sf_protocol_copyMethodDescriptionList")
 @_spi(CAPI) public func sf_protocol_copyMethodDescriptionList_impl(_ p: OpaquePointer?, _ isRequired: Bool, _ isInstance: Bool,
                                                 _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<sf_method_description>? {
-    guard let proto = try? protocolArg(p).get() else { return cList([sf_method_description](), outCount) }
+    guard let proto = try? protocolArg(p).get() else { return CList.copy([sf_method_description](), count: outCount) }
     let items = Runtime.state.lock.withLock {
         proto.order.filter { $0.isRequired == isRequired && $0.isInstanceMethod == isInstance }
             .map { sf_method_description(name: $0.selector.raw, types: proto.cTypes[$0]!) }
     }
-    return cList(items, outCount)
+    return CList.copy(items, count: outCount)
 }
 
 /// The C function `sf_protocol_copyProtocolList` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_protocol_copyProtocolList")
 @_spi(CAPI) public func sf_protocol_copyProtocolList_impl(_ p: OpaquePointer?, _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
     let items = (try? protocolArg(p).get())?.protocols.map { Optional($0.raw) } ?? []
-    return cList(items, outCount)
+    return CList.copy(items, count: outCount)
 }
 
 /// The C function `sf_protocol_conformsToProtocol` of SelectorForwarding.h (exported from the shared library).
@@ -116,7 +107,7 @@ private func cList<T>(_ items: [T], _ outCount: UnsafeMutablePointer<UInt32>?) -
 /// The C function `sf_copyProtocolList` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_copyProtocolList")
 @_spi(CAPI) public func sf_copyProtocolList_impl(_ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
-    cList(RuntimeProtocol.allProtocols.map { Optional($0.raw) }, outCount)
+    CList.copy(RuntimeProtocol.allProtocols.map { Optional($0.raw) }, count: outCount)
 }
 
 /// The C function `sf_class_addProtocol` of SelectorForwarding.h (exported from the shared library).
@@ -140,7 +131,7 @@ private func cList<T>(_ items: [T], _ outCount: UnsafeMutablePointer<UInt32>?) -
 /// The C function `sf_class_copyProtocolList` of SelectorForwarding.h (exported from the shared library).
 @_cdecl("sf_class_copyProtocolList")
 @_spi(CAPI) public func sf_class_copyProtocolList_impl(_ cls: sf_class_t?, _ outCount: UnsafeMutablePointer<UInt32>?) -> UnsafeMutablePointer<OpaquePointer?>? {
-    cList(cls.map { RuntimeClass.from($0).protocols.map { Optional($0.raw) } } ?? [], outCount)
+    CList.copy(cls.map { RuntimeClass.from($0).protocols.map { Optional($0.raw) } } ?? [], count: outCount)
 }
 
 /// The C function `sf_object_conformsToProtocol` of SelectorForwarding.h (exported from the shared library).
