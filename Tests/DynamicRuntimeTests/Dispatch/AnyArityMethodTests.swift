@@ -31,10 +31,7 @@ final class AnyArityMethodTests: XCTestCase {
     }
 
     func testReplaceSixArgumentMethodReturnsPrevious() throws {
-        let cls = try makeClass("AnyArityReplace")
-        try cls.addMethod("sum:b:c:d:e:f:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int) -> Int in
-            a + b + c + d + e + f
-        }
+        let cls = try sixArgumentSum("AnyArityReplace")
         let old = cls.method(for: "sum:b:c:d:e:f:")!.implementation
         let previous = try cls.replaceMethod("sum:b:c:d:e:f:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int) -> Int in
             a * b * c * d * e * f
@@ -47,10 +44,7 @@ final class AnyArityMethodTests: XCTestCase {
     }
 
     func testMismatchedSixArgumentSendThrows() throws {
-        let cls = try makeClass("AnyArityMismatch")
-        try cls.addMethod("sum:b:c:d:e:f:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int) -> Int in
-            a + b + c + d + e + f
-        }
+        let cls = try sixArgumentSum("AnyArityMismatch")
         let obj = try cls.createInstance()
         let error = thrownError { try obj.ref.send("sum:b:c:d:e:f:", 1, 2, 3, 4, 5, 6.0, as: Int.self) }
         guard case .signatureMismatch(let info)? = error else { return XCTFail("\(String(describing: error))") }
@@ -83,10 +77,7 @@ final class AnyArityMethodTests: XCTestCase {
     }
 
     func testHookedSixArgumentMethodSeesArgumentsAndOverridesReturn() throws {
-        let cls = try makeClass("AnyArityHooked")
-        try cls.addMethod("sum:b:c:d:e:f:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int) -> Int in
-            a + b + c + d + e + f
-        }
+        let cls = try sixArgumentSum("AnyArityHooked")
         let seen = Locked<[String]>([])
         let token = try cls.hook("sum:b:c:d:e:f:", .after) { ctx in
             seen.withLock { $0.append(ctx.argumentValues.map(\.description).joined(separator: ",") + "=" + ctx.returnValue.description) }
@@ -102,10 +93,7 @@ final class AnyArityMethodTests: XCTestCase {
     }
 
     func testSixArgumentSendIsForwardedToTheTarget() throws {
-        let helper = try makeClass("AnyArityTarget")
-        try helper.addMethod("sum:b:c:d:e:f:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int) -> Int in
-            a + b + c + d + e + f
-        }
+        let helper = try sixArgumentSum("AnyArityTarget")
         let target = try helper.createInstance()
         let cls = try makeClass("AnyArityForwarder")
         try cls.addMethod("forwardingTargetForSelector:") { (_: ObjectRef, sel: Selector) -> Object? in
@@ -141,5 +129,14 @@ final class AnyArityMethodTests: XCTestCase {
         let obj = try cls.createInstance()
         try obj.ref.send("put:b:c:d:e:f:g:", 1, 2, 3, 4, 5, 6, 7, as: Void.self)
         XCTAssertEqual(total.current, -28)
+    }
+
+    /// A class whose `sum:b:c:d:e:f:` adds its six `Int` arguments.
+    private func sixArgumentSum(_ name: String) throws -> RuntimeClass {
+        let cls = try makeClass(name)
+        try cls.addMethod("sum:b:c:d:e:f:") { (_: ObjectRef, a: Int, b: Int, c: Int, d: Int, e: Int, f: Int) -> Int in
+            a + b + c + d + e + f
+        }
+        return cls
     }
 }
