@@ -90,6 +90,14 @@ static int cf_swap_open(const char *name, sf_class_t *base, sf_class_t *kvo, sf_
     return 0;
 }
 
+// The opening of such a scenario: declares `base`, `kvo`, `o`, an empty `log` and `line`.
+#define CF_SWAP_OPEN(name)                            \
+    sf_class_t base, kvo;                             \
+    sf_id o;                                          \
+    cf_swap_log log = { { 0 } };                      \
+    int line = cf_swap_open((name), &base, &kvo, &o); \
+    if (line) return line
+
 // Disposes of the pair (neither may be in use by then) and releases the instance.
 static int cf_swap_close(sf_id o, sf_class_t base, sf_class_t kvo) {
     CHECK(sf_disposeClassPair(kvo) == SF_OK);
@@ -154,6 +162,18 @@ static bool cf_swap_has_own_entry(sf_id o) {
         != sf_class_getMethodImplementation(sf_object_getClass(o), SEL("value:"));
 }
 
+// The end of a scenario whose object is back on `base`, its hooks removed and its KVO class
+// disposed of: the object runs the base method's own IMP again, then it and `base` go.
+static int cf_swap_finish_on_base(sf_id o, sf_class_t base, cf_swap_log *log) {
+    CHECK(sf_object_getClass(o) == base);
+    CHECK(sf_object_getMethodImplementation(o, SEL("value:")) == IMP(cf_swap_base_value));
+    CHECK(cf_swap_table_imp(base) == IMP(cf_swap_base_value));
+    CHECK(cf_swap_send(o, log) == 2 && strcmp(log->text, "") == 0);
+    sf_release(o);
+    CHECK(sf_disposeClassPair(base) == SF_OK);
+    return 0;
+}
+
 // Neither class's method table changes for the object's hooks or for the swap.
 #define TABLES_ORIGINAL(base, kvo)                                                  \
     CHECK(cf_swap_table_imp(base) == IMP(cf_swap_base_value));                      \
@@ -200,11 +220,7 @@ int cf_scenario_class_swap_hooked_then_hooks_removed(const char *name) {
 }
 
 int cf_scenario_class_swap_hooked_then_class_restored(const char *name) {
-    sf_class_t base, kvo;
-    sf_id o;
-    cf_swap_log log = { { 0 } };
-    int line = cf_swap_open(name, &base, &kvo, &o);
-    if (line) return line;
+    CF_SWAP_OPEN(name);
     sf_hook_token tokens[3];
     if ((line = cf_swap_hook_object(o, &log, tokens))) return line;
     CHECK(sf_object_setClass(o, kvo) == base);
@@ -218,14 +234,8 @@ int cf_scenario_class_swap_hooked_then_class_restored(const char *name) {
     CHECK(sf_disposeClassPair(kvo) == SF_OK);   // nothing of the hooks keeps the KVO class
 
     if ((line = cf_swap_remove_all(tokens))) return line;
-    CHECK(sf_object_getClass(o) == base);
     CHECK(!cf_swap_has_own_entry(o));
-    CHECK(sf_object_getMethodImplementation(o, SEL("value:")) == IMP(cf_swap_base_value));
-    CHECK(cf_swap_table_imp(base) == IMP(cf_swap_base_value));
-    OUTCOME(o, 2, "");
-    sf_release(o);
-    CHECK(sf_disposeClassPair(base) == SF_OK);
-    return 0;
+    return cf_swap_finish_on_base(o, base, &log);
 }
 
 int cf_scenario_class_swap_duplicate(const char *name) {
@@ -328,11 +338,7 @@ int cf_scenario_class_swap_refused(const char *name) {
 // ---- swapped first, then hooked ----
 
 int cf_scenario_class_swap_swapped_then_hooks_removed(const char *name) {
-    sf_class_t base, kvo;
-    sf_id o;
-    cf_swap_log log = { { 0 } };
-    int line = cf_swap_open(name, &base, &kvo, &o);
-    if (line) return line;
+    CF_SWAP_OPEN(name);
     sf_hook_token tokens[3];
     if ((line = cf_swap_swap_then_hook(o, base, kvo, &log, tokens))) return line;
     CHECK(sf_object_getClass(o) == kvo);
@@ -352,11 +358,7 @@ int cf_scenario_class_swap_swapped_then_hooks_removed(const char *name) {
 }
 
 int cf_scenario_class_swap_swapped_then_class_restored(const char *name) {
-    sf_class_t base, kvo;
-    sf_id o;
-    cf_swap_log log = { { 0 } };
-    int line = cf_swap_open(name, &base, &kvo, &o);
-    if (line) return line;
+    CF_SWAP_OPEN(name);
     sf_hook_token tokens[3];
     if ((line = cf_swap_swap_then_hook(o, base, kvo, &log, tokens))) return line;
     CHECK(sf_object_setClass(o, base) == kvo);  // the swapping code sees the class it installed
@@ -366,23 +368,13 @@ int cf_scenario_class_swap_swapped_then_class_restored(const char *name) {
     CHECK(sf_disposeClassPair(kvo) == SF_OK);
 
     if ((line = cf_swap_remove_all(tokens))) return line;
-    CHECK(sf_object_getClass(o) == base);
-    CHECK(sf_object_getMethodImplementation(o, SEL("value:")) == IMP(cf_swap_base_value));
-    CHECK(cf_swap_table_imp(base) == IMP(cf_swap_base_value));
-    OUTCOME(o, 2, "");
-    sf_release(o);
-    CHECK(sf_disposeClassPair(base) == SF_OK);
-    return 0;
+    return cf_swap_finish_on_base(o, base, &log);
 }
 
 // ---- class hooks on the original class ----
 
 int cf_scenario_class_swap_class_hooks(const char *name) {
-    sf_class_t base, kvo;
-    sf_id o;
-    cf_swap_log log = { { 0 } };
-    int line = cf_swap_open(name, &base, &kvo, &o);
-    if (line) return line;
+    CF_SWAP_OPEN(name);
     sf_hook_token early = sf_class_hookMethod(base, SEL("value:"), SF_HOOK_BEFORE, "q@:q", cf_swap_class_before, &log);
     CHECK(early);
     CHECK(cf_swap_table_imp(base) != IMP(cf_swap_base_value));  // the entry now runs the hooks
@@ -412,11 +404,7 @@ int cf_scenario_class_swap_class_hooks(const char *name) {
 }
 
 int cf_scenario_class_swap_class_hooks_removed(const char *name) {
-    sf_class_t base, kvo;
-    sf_id o;
-    cf_swap_log log = { { 0 } };
-    int line = cf_swap_open(name, &base, &kvo, &o);
-    if (line) return line;
+    CF_SWAP_OPEN(name);
     sf_hook_token token = sf_class_hookMethod(base, SEL("value:"), SF_HOOK_BEFORE, NULL, cf_swap_class_plain, &log);
     CHECK(token);
     CHECK(sf_object_setClass(o, kvo) == base);
