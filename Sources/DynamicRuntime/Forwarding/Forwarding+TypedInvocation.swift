@@ -86,8 +86,7 @@ extension Invocation {
 
     /// `take` for an immortal signature the caller does not hold: read without a retain.
     static func take(_ signature: ObjectWord<SignatureStorage>) -> Invocation {
-        let spare = signature.withObject { $0.spareRecord.exchange(0, ordering: .acquiring) }
-        return Invocation(storage: spare == 0 ? InvocationStorage.make(signature.object)
-            : ObjectWord<InvocationStorage>(nonZeroBits: spare).take())
+        let spare = signature.withObject { $0.spareRecord.exchange(nil) }
+        return Invocation(storage: spare?.take() ?? InvocationStorage.make(signature.object))
     }
 }

@@ -35,9 +35,7 @@ public struct Invocation: @unchecked Sendable, CustomStringConvertible {
         guard isKnownUniquelyReferenced(&invocation.storage) else { return }
         invocation.emptyForReuse()
         let s = invocation.storage
-        let word = ObjectWord(retaining: s).bits
-        let previous = s.h.pointee.signature.spareRecord.exchange(word, ordering: .acquiringAndReleasing)
-        if previous != 0 { ObjectWord<InvocationStorage>(nonZeroBits: previous).release() }
+        s.h.pointee.signature.spareRecord.exchange(ObjectWord(retaining: s))?.release()
     }
 
     /// Whether two handles refer to the same record.

@@ -30,9 +30,9 @@ final class SignatureStorage: @unchecked Sendable {
     /// entries and direct calls; nil when only libffi can carry the signature.
     let layout: UnsafeMutablePointer<sf_tramp_layout>?
     /// A +1 `InvocationStorage` of this signature that a forwarded call made and nobody kept,
-    /// for the next forwarded call to fill (0: none). One per signature: bounded, and reachable
+    /// for the next forwarded call to fill (nil: none). One per signature: bounded, and reachable
     /// from this immortal object.
-    let spareRecord = Atomic<UInt>(0)
+    let spareRecord = AtomicObjectWord<InvocationStorage>()
 
     /// `written` is the text as the caller spelled it (qualifiers and all), which the errors quote.
     init(encoding: String, written: String, returnType: TypeEncoding, argumentTypes: [TypeEncoding],
