@@ -144,13 +144,12 @@ public struct HookContext {
                  wide > 3 ? a[3].unsafelyUnwrapped.load(as: UInt64.self) : 0,
                  wide > 4 ? a[4].unsafelyUnwrapped.load(as: UInt64.self) : 0)
         let v: UInt64
-        if let body, let r = try HookContext.callWordBody(body, w, arity: wide - 2, returnStorage, wideReturn) {
+        if let body {
+            guard let r = try HookContext.callWordBody(body, w, arity: wide - 2, returnStorage, wideReturn) else { return false }
             v = r
-        } else if body == nil {
+        } else {
             typealias Words = @convention(c) (UInt64, UInt64, UInt64, UInt64, UInt64) -> UInt64
             v = CFunction.at(bits: imp, as: Words.self)(w.0, w.1, w.2, w.3, w.4)
-        } else {
-            return false
         }
         if wideReturn { returnStorage.storeBytes(of: v, as: UInt64.self) }
         if _slowPath(sf_get_pending_error() != nil) { try Runtime.rethrowPending() }
