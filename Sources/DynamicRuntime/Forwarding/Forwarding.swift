@@ -204,7 +204,7 @@ enum Forwarding {
 
     /// Stage 3b: hands the record to `forwardInvocation:` (`handler`, the receiver's method).
     static func deliver(_ invocation: Invocation, to raw: sf_id, _ cls: sf_class_t, _ handler: sf_method_t) throws(RuntimeError) {
-        let record = UnsafeMutableRawPointer(ObjectWord(unretained: invocation.storage).pointer)
+        let record = ObjectWord(unretained: invocation.storage).pointer
         // setForwardInvocation's adapter accepts only this record (see isDelivering).
         let previous = sf_swap_delivering_record(record)
         defer { _ = sf_swap_delivering_record(previous) }

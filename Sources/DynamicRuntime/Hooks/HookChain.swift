@@ -157,7 +157,7 @@ final class HookChain: ManagedBuffer<HookChain.Header, HookChain.Entry> {
                             insteadCount: UInt16(instead.count), afterCount: UInt16(after.count),
                             hasOnce: hasOnce, firstInstead: first)
         let chain = unsafeDowncast(create(minimumCapacity: header.total) { _ in header }, to: HookChain.self)
-        first?.withObject { $0.chainBits = ObjectWord(unretained: chain).bits }
+        first?.withObject { $0.chain = ObjectWord(unretained: chain) }
         chain.withUnsafeMutablePointerToElements { p in
             var q = p
             for part in [Array(before), Array(instead), Array(after)] {
@@ -266,7 +266,7 @@ final class InsteadBody {
     /// The selector of an object's own chain (its list is keyed by selector), nil in a class's.
     let selector: sf_sel?
     /// The chain that holds this box, unretained (set once, before the chain is published).
-    fileprivate(set) var chainBits: UInt = 0
+    fileprivate(set) var chain: ObjectWord<HookChain>?
     init(_ body: @escaping HookRegistry.Body, native: NativeHookBody?, insteadCount: Int, selector: sf_sel?) {
         self.body = body
         self.native = native
@@ -274,7 +274,7 @@ final class InsteadBody {
         self.selector = selector
     }
 
-    var chainRef: ObjectWord<HookChain> { ObjectWord(nonZeroBits: chainBits) }
+    var chainRef: ObjectWord<HookChain> { chain.unsafelyUnwrapped }
 
     /// Runs the body of the box `ref` and returns nil, or its error converted, with the
     /// return object released, in a `PendingError` box (+1): the conversion out of line, so
